@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// IO is the command's view of the terminal, injected so tests can capture
+// output and fake a TTY.
+type IO struct {
+	In        io.Reader
+	Out       io.Writer
+	Err       io.Writer
+	StdoutTTY bool
+	StderrTTY bool
+}
+
+// SystemIO returns the process's standard streams.
+func SystemIO() *IO {
+	return &IO{
+		In:        os.Stdin,
+		Out:       os.Stdout,
+		Err:       os.Stderr,
+		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
+
+// globals holds the flags valid before or after any subcommand
+// (spec/surfaces.md §1.1).
+type globals struct {
+	as      string
+	server  string
+	graph   string
+	profile string
+	store   string
+	cluster string
+	yes     bool
+	quiet   bool
+	version bool
+}
+
+// app is one invocation of the CLI.
+type app struct {
+	io      *IO
+	g       globals
+	running bool // set once a command's RunE starts; errors before it are usage errors
+}
+
+// globalFlagNames lists every global flag; commands declare the subset they
+// accept with acceptGlobals, and any other global given is a usage error,
+// never silently ignored.
+var globalFlagNames = []string{"as", "server", "graph", "profile", "store", "cluster", "yes", "quiet"}
+
+const acceptAnnotation = "omnigraph/globals"
+
+func acceptGlobals(cmd *cobra.Command, names ...string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[acceptAnnotation] = strings.Join(names, ",")
+}
+
+// Main runs the CLI with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdio *IO) int {
+	a := &app{io: stdio}
+	root := a.newRoot()
+	root.SetArgs(rewriteArgs(args))
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !a.running {
+		var se *SilentError
+		if !errors.As(err, &se) && !errors.As(err, new(*UsageError)) {
+			err = &UsageError{Err: err}
+		}
+	}
+	code := ExitCode(err)
+	if err != nil {
+		var se *SilentError
+		if !errors.As(err, &se) {
+			fmt.Fprintf(stdio.Err, "error: %v\n", err)
+			var ue *UsageError
+			if errors.As(err, &ue) {
+				fmt.Fprintln(stdio.Err, "Run 'omnigraph --help' for usage.")
+			}
+		}
+	}
+	return code
+}
+
+// rewriteArgs applies the argv-level shims of spec/surfaces.md §1.9:
+// `check`, `query lint` and `query check` all mean `lint`.
+func rewriteArgs(args []string) []string {
+	out := append([]string(nil), args...)
+	for i, s := range out {
+		if strings.HasPrefix(s, "-") {
+			continue
+		}
+		switch {
+		case s == "check":
+			out[i] = "lint"
+		case s == "query" && i+1 < len(out) && (out[i+1] == "lint" || out[i+1] == "check"):
+			out = append(out[:i], out[i+1:]...)
+			out[i] = "lint"
+		}
+		break
+	}
+	return out
+}
+
+func (a *app) newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "omnigraph",
+		Short: "A typed property-graph database with Git-style branches and commits",
+		Long: `omnigraph manages typed property graphs stored in a local directory or on
+S3-compatible object storage. Declare a schema in .pg, load JSONL, query and
+mutate with .gq, branch, merge and time-travel across the whole graph.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.checkGlobals(cmd)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.g.version {
+				a.running = true
+				fmt.Fprintf(a.io.Out, "omnigraph %s\n", Version)
+				return nil
+			}
+			return cmd.Help()
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.g.as, "as", "", "actor id recorded on commits made by this command")
+	pf.StringVar(&a.g.server, "server", "", "served scope: a server name from the operator config or an http(s):// URL")
+	pf.StringVar(&a.g.graph, "graph", "", "graph selector inside a multi-graph scope")
+	pf.StringVar(&a.g.profile, "profile", "", "named scope bundle from the operator config (env OMNIGRAPH_PROFILE)")
+	pf.StringVar(&a.g.store, "store", "", "direct storage address of one graph (path, file://, s3://)")
+	pf.StringVar(&a.g.cluster, "cluster", "", "cluster directory or storage root")
+	pf.BoolVar(&a.g.yes, "yes", false, "consent to destructive writes against a non-local target")
+	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
+	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
+
+	root.AddCommand(a.newVersionCmd(), a.newLintCmd())
+	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
+	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
+	return root
+}
+
+const capabilitiesLegend = `
+Capabilities:
+  any     (embedded or served): query, mutate, load, branch *, snapshot, export, commit *, schema show
+  direct  (storage only): init, optimize, cleanup, lint
+  local:  version
+`
+
+// checkGlobals rejects global flags the command cannot use.
+func (a *app) checkGlobals(cmd *cobra.Command) error {
+	allowed := map[string]bool{}
+	if s, ok := cmd.Annotations[acceptAnnotation]; ok && s != "" {
+		for _, n := range strings.Split(s, ",") {
+			allowed[n] = true
+		}
+	}
+	for _, n := range globalFlagNames {
+		f := cmd.Flags().Lookup(n)
+		if f != nil && f.Changed && !allowed[n] {
+			return usagef("flag --%s cannot be used with `%s`", n, cmd.CommandPath())
+		}
+	}
+	return nil
+}
+
+// run marks the start of real work: errors from here on are not usage errors.
+func (a *app) run(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.running = true
+		return fn(cmd, args)
+	}
+}

@@ -1,0 +1,70 @@
+// Package storage is the only way Omnigraph reaches bytes: a small object-store
+// interface with local-directory, in-memory (and later S3) backends, plus
+// decorators for request counting and fault injection.
+//
+// Keys are slash-separated, relative, and never start or end with "/". Objects
+// are whole blobs: a Put either publishes the complete object or nothing.
+//
+// The interface is deliberately no stronger than S3 with conditional writes:
+//
+//   - PutIfAbsent maps to PUT with If-None-Match: *.
+//   - PutIfMatch maps to PUT with If-Match: <etag>. ETags are opaque strings that
+//     only ever come from the store itself; callers never compute them.
+//   - List is lexical by key, with a StartAfter cursor, like ListObjectsV2.
+//
+// Everything above this package that needs atomicity gets it from exactly these
+// two conditional primitives.
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them with the key; callers test with errors.Is.
+var (
+	// ErrNotFound: the object does not exist.
+	ErrNotFound = errors.New("object not found")
+	// ErrExists: PutIfAbsent found the key already present.
+	ErrExists = errors.New("object already exists")
+	// ErrPrecondition: PutIfMatch found a different ETag (or no object).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrInvalidKey: the key is empty, absolute, or contains "." / ".." segments.
+	ErrInvalidKey = errors.New("invalid object key")
+)
+
+// Info describes one stored object.
+type Info struct {
+	Key     string
+	Size    int64
+	ETag    string
+	ModTime time.Time
+}
+
+// Store is the object-store seam. Implementations must be safe for concurrent
+// use by many goroutines; the local backend is also safe across OS processes
+// sharing one directory.
+type Store interface {
+	// Get returns the whole object and its ETag.
+	Get(ctx context.Context, key string) ([]byte, Info, error)
+	// GetRange returns length bytes starting at off (fewer at the end of the object).
+	GetRange(ctx context.Context, key string, off, length int64) ([]byte, error)
+	// Stat returns metadata without the body.
+	Stat(ctx context.Context, key string) (Info, error)
+	// Put writes (or overwrites) an object durably. Used only for objects with
+	// fresh unique names; anything shared goes through the conditional puts.
+	Put(ctx context.Context, key string, data []byte) (Info, error)
+	// PutIfAbsent creates the object only if the key is absent; otherwise ErrExists.
+	// Exactly one of any number of concurrent callers on one key succeeds.
+	PutIfAbsent(ctx context.Context, key string, data []byte) (Info, error)
+	// PutIfMatch replaces the object only if its current ETag equals etag;
+	// otherwise ErrPrecondition (ErrNotFound if the object is missing).
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) (Info, error)
+	// List calls fn for each object whose key has the prefix and sorts after
+	// startAfter ("" = from the beginning), in lexical key order. fn returning an
+	// error stops the listing and List returns that error.
+	List(ctx context.Context, prefix, startAfter string, fn func(Info) error) error
+	// Delete removes the object. Deleting a missing object is not an error.
+	Delete(ctx context.Context, key string) error
+}
