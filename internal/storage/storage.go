@@ -1,19 +1,3 @@
-// Package storage is the only way Omnigraph reaches bytes: a small object-store
-// interface with local-directory, in-memory (and later S3) backends, plus
-// decorators for request counting and fault injection.
-//
-// Keys are slash-separated, relative, and never start or end with "/". Objects
-// are whole blobs: a Put either publishes the complete object or nothing.
-//
-// The interface is deliberately no stronger than S3 with conditional writes:
-//
-//   - PutIfAbsent maps to PUT with If-None-Match: *.
-//   - PutIfMatch maps to PUT with If-Match: <etag>. ETags are opaque strings that
-//     only ever come from the store itself; callers never compute them.
-//   - List is lexical by key, with a StartAfter cursor, like ListObjectsV2.
-//
-// Everything above this package that needs atomicity gets it from exactly these
-// two conditional primitives.
 package storage
 
 import (
