@@ -1,0 +1,236 @@
+package commit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// ID names a commit. It is a ULID: 48-bit millisecond time + 80 random bits,
+// so ids minted by independent processes never collide in practice and sort
+// roughly by creation time (never relied on for correctness; heights order
+// history).
+type ID = ulid.ULID
+
+// ParseID parses the canonical 26-character ULID text of a commit id.
+func ParseID(s string) (ID, error) {
+	id, err := ulid.ParseStrict(s)
+	if err != nil {
+		return ID{}, fmt.Errorf("commit id %q: %w", s, err)
+	}
+	return id, nil
+}
+
+// Kind says which operation produced a commit.
+type Kind string
+
+// Known kinds. Decoding refuses any other value: a new kind is a format change.
+const (
+	KindInit        Kind = "init"        // genesis, written by Init
+	KindLoad        Kind = "load"        // bulk JSONL load
+	KindMutate      Kind = "mutate"      // .gq change query
+	KindMerge       Kind = "merge"       // three-way branch merge (two parents)
+	KindSchema      Kind = "schema"      // schema apply
+	KindMaintenance Kind = "maintenance" // compaction / index build; content-preserving
+)
+
+func (k Kind) valid() bool {
+	switch k {
+	case KindInit, KindLoad, KindMutate, KindMerge, KindSchema, KindMaintenance:
+		return true
+	}
+	return false
+}
+
+// commitFormat is the encoding version inside every commit object. It moves
+// with the graph format ratchet (format.go) and is checked on every decode.
+const commitFormat = 1
+
+const commitPrefix = "commits/"
+
+// CommitKey returns the object key of a commit.
+func CommitKey(id ID) string { return commitPrefix + id.String() + ".json" }
+
+// Commit is one immutable node of the history DAG. It names the complete
+// state of the graph: the schema and every table's state object.
+//
+// Values returned by this package are shared (cached) and must not be
+// modified; use Clone first.
+type Commit struct {
+	ID ID
+	// Parents: none for genesis, the previous head first, then (merge only)
+	// the merged source head.
+	// INVARIANT: len(Parents)==0 iff Kind==KindInit, len(Parents)==2 implies
+	// Kind==KindMerge (TestDecodeCorrupt).
+	Parents []ID
+	// Height is the distance from genesis: 0 for genesis, else 1 + the
+	// largest parent height. Merge-base and ancestry walks use it to stop early.
+	// INVARIANT: Height == 1 + max(parent heights) (TestPublishHeights).
+	Height    uint64
+	Actor     string // "" when no actor was given
+	CreatedAt int64  // unix microseconds
+	Kind      Kind
+	Message   string
+	Schema    string            // key of the schema source object
+	Tables    map[string]string // table name → table-state object key
+}
+
+// Parent returns the first parent, and false for genesis.
+func (c *Commit) Parent() (ID, bool) {
+	if len(c.Parents) == 0 {
+		return ID{}, false
+	}
+	return c.Parents[0], true
+}
+
+// Clone returns a deep copy that the caller may modify.
+func (c *Commit) Clone() *Commit {
+	d := *c
+	d.Parents = append([]ID(nil), c.Parents...)
+	d.Tables = make(map[string]string, len(c.Tables))
+	for k, v := range c.Tables {
+		d.Tables[k] = v
+	}
+	return &d
+}
+
+// wireCommit is the JSON shape; see docs/format/commit.md.
+type wireCommit struct {
+	Format    int               `json:"format"`
+	ID        string            `json:"id"`
+	Parents   []string          `json:"parents"`
+	Height    uint64            `json:"height"`
+	Actor     string            `json:"actor,omitempty"`
+	CreatedAt int64             `json:"created_at"`
+	Kind      Kind              `json:"kind"`
+	Message   string            `json:"message"`
+	Schema    string            `json:"schema"`
+	Tables    map[string]string `json:"tables"`
+}
+
+// Encode returns the canonical bytes of c (map keys sorted, one trailing
+// newline), after checking c would decode.
+func Encode(c *Commit) ([]byte, error) {
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	w := wireCommit{
+		Format:    commitFormat,
+		ID:        c.ID.String(),
+		Parents:   make([]string, len(c.Parents)),
+		Height:    c.Height,
+		Actor:     c.Actor,
+		CreatedAt: c.CreatedAt,
+		Kind:      c.Kind,
+		Message:   c.Message,
+		Schema:    c.Schema,
+		Tables:    c.Tables,
+	}
+	for i, p := range c.Parents {
+		w.Parents[i] = p.String()
+	}
+	if w.Tables == nil {
+		w.Tables = map[string]string{}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Decode parses and validates the bytes stored under key. Any defect yields a
+// *CorruptError naming key. The id inside must match the key.
+func Decode(key string, data []byte) (*Commit, error) {
+	var w wireCommit
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, corrupt(key, "%v", err)
+	}
+	if dec.More() {
+		return nil, corrupt(key, "trailing data after commit")
+	}
+	if w.Format != commitFormat {
+		return nil, corrupt(key, "commit format %d, want %d", w.Format, commitFormat)
+	}
+	id, err := ulid.ParseStrict(w.ID)
+	if err != nil {
+		return nil, corrupt(key, "id %q: %v", w.ID, err)
+	}
+	if want := CommitKey(id); key != want {
+		return nil, corrupt(key, "id %s does not match key", w.ID)
+	}
+	c := &Commit{
+		ID:        id,
+		Parents:   make([]ID, 0, len(w.Parents)),
+		Height:    w.Height,
+		Actor:     w.Actor,
+		CreatedAt: w.CreatedAt,
+		Kind:      w.Kind,
+		Message:   w.Message,
+		Schema:    w.Schema,
+		Tables:    w.Tables,
+	}
+	if w.Parents == nil {
+		return nil, corrupt(key, "missing parents")
+	}
+	for _, p := range w.Parents {
+		pid, err := ulid.ParseStrict(p)
+		if err != nil {
+			return nil, corrupt(key, "parent %q: %v", p, err)
+		}
+		c.Parents = append(c.Parents, pid)
+	}
+	if c.Tables == nil {
+		return nil, corrupt(key, "missing tables")
+	}
+	if err := c.validate(); err != nil {
+		return nil, corrupt(key, "%v", err)
+	}
+	return c, nil
+}
+
+// validate checks everything that can be checked without reading parents.
+func (c *Commit) validate() error {
+	switch {
+	case c.ID == (ID{}):
+		return fmt.Errorf("zero id")
+	case !c.Kind.valid():
+		return fmt.Errorf("unknown kind %q", c.Kind)
+	case len(c.Parents) > 2:
+		return fmt.Errorf("%d parents (at most 2)", len(c.Parents))
+	case (len(c.Parents) == 0) != (c.Kind == KindInit):
+		return fmt.Errorf("kind %q with %d parents (genesis, and only genesis, is %q)", c.Kind, len(c.Parents), KindInit)
+	case len(c.Parents) == 2 && c.Kind != KindMerge:
+		return fmt.Errorf("two parents but kind %q", c.Kind)
+	case (c.Height == 0) != (len(c.Parents) == 0):
+		return fmt.Errorf("height %d with %d parents", c.Height, len(c.Parents))
+	case c.CreatedAt <= 0:
+		return fmt.Errorf("created_at %d", c.CreatedAt)
+	case !strings.HasPrefix(c.Schema, schemaPrefix):
+		return fmt.Errorf("schema key %q outside %s", c.Schema, schemaPrefix)
+	}
+	for i, p := range c.Parents {
+		if p == c.ID {
+			return fmt.Errorf("commit is its own parent")
+		}
+		if i == 1 && p == c.Parents[0] {
+			return fmt.Errorf("duplicate parent %s", p)
+		}
+	}
+	for name, key := range c.Tables {
+		if name == "" || key == "" {
+			return fmt.Errorf("table entry %q → %q", name, key)
+		}
+	}
+	return nil
+}
+
+// sizeOf estimates the retained heap of a decoded commit for the cache.
+func sizeOf(c *Commit, encoded int) int64 {
+	return int64(2*encoded + 64*len(c.Tables) + 128)
+}

@@ -1,0 +1,107 @@
+package commit
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// TestCostIndependentOfHistory pins request counts of the hot paths at two
+// history depths: resolving the head on a warm handle is 1 request, and a
+// 1-row write (resolve + fragment + table state + publish) is 5, whatever the
+// number of commits before it (DESIGN §2, §7).
+func TestCostIndependentOfHistory(t *testing.T) {
+	ctx := context.Background()
+	const maxWrite = 6 // acceptance ceiling; we pin the exact value below
+	type cost struct{ resolve, write, writeByOp string }
+	var costs []cost
+	for _, depth := range []int{10, 2000} {
+		t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
+			mem := storage.NewMem()
+			w, h := initGraph(t, mem)
+			var err error
+			for i := range depth {
+				// Build history directly: commits only, no data objects.
+				if h, _, err = w.Publish(ctx, PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
+					Tables: map[string]string{"node:Person": fmt.Sprintf("tables/node:Person/state/%d.json", i)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cs := storage.NewCounting(mem)
+			r, err := Open(ctx, cs, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := r.Resolve(ctx, MainBranch); err != nil { // warm up: caches the head commit
+				t.Fatal(err)
+			}
+
+			cs.Reset()
+			head, c, err := r.Resolve(ctx, MainBranch)
+			if err != nil || c.Height != uint64(depth) {
+				t.Fatalf("resolve: %v (height %d)", err, c.Height)
+			}
+			resolve := cs.Snapshot()
+			if n := resolve.Requests(); n != 1 || resolve[storage.OpGet].Requests != 1 {
+				t.Fatalf("warm resolve cost %d requests (%v), want 1 GET", n, resolve)
+			}
+
+			cs.Reset()
+			head, _, err = r.Resolve(ctx, MainBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := publishOne(ctx, r, head, "node:Person", depth); err != nil {
+				t.Fatal(err)
+			}
+			write := cs.Snapshot()
+			if n := write.Requests(); n > maxWrite || n != 5 {
+				t.Fatalf("1-row write cost %d requests (%v), want 5 (ceiling %d)", n, write, maxWrite)
+			}
+			if write[storage.OpGet].Requests != 1 || write[storage.OpPut].Requests != 3 || write[storage.OpPutIfMatch].Requests != 1 {
+				t.Fatalf("1-row write by op: %v", write)
+			}
+			if write[storage.OpList].Requests != 0 {
+				t.Fatal("write listed objects")
+			}
+			// Request counts per op must match across depths; bytes may differ
+			// by the digits of the ref's seq.
+			byOp := ""
+			for _, op := range storage.Ops() {
+				byOp += fmt.Sprintf("%s=%d ", op, write[op].Requests)
+			}
+			costs = append(costs, cost{fmt.Sprint(resolve.Requests()), fmt.Sprint(write.Requests()), byOp})
+		})
+	}
+	if len(costs) == 2 && costs[0] != costs[1] {
+		t.Fatalf("cost depends on history depth: %v vs %v", costs[0], costs[1])
+	}
+}
+
+// TestColdResolveCost: a handle that has never seen the head commit pays one
+// more GET for it, still independent of history.
+func TestColdResolveCost(t *testing.T) {
+	ctx := context.Background()
+	mem := storage.NewMem()
+	w, h := initGraph(t, mem)
+	for i := range 50 {
+		var err error
+		if h, _, err = publishOne(ctx, w, h, "node:Person", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := storage.NewCounting(mem)
+	r, err := Open(ctx, cs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Reset()
+	if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
+		t.Fatal(err)
+	}
+	if s := cs.Snapshot(); s.Requests() != 2 || s[storage.OpGet].Requests != 2 {
+		t.Fatalf("cold resolve: %v", s)
+	}
+}

@@ -1,0 +1,125 @@
+package commit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers test with errors.Is; the structured errors below
+// wrap them so a single errors.Is check covers every detail type.
+var (
+	// ErrCorrupt: an object's bytes do not decode or fail validation.
+	ErrCorrupt = errors.New("corrupt object")
+	// ErrNotInitialized: the location holds no (complete) graph.
+	ErrNotInitialized = errors.New("graph not initialized")
+	// ErrAlreadyInitialized: init found a graph already published at the location.
+	ErrAlreadyInitialized = errors.New("graph already initialized")
+	// ErrFormat: the format stamp names a version this build cannot serve.
+	ErrFormat = errors.New("unsupported graph format")
+	// ErrHeadMoved: a publish lost its compare-and-swap; the branch moved.
+	ErrHeadMoved = errors.New("branch head moved")
+	// ErrBranchNotFound: no ref exists for the branch.
+	ErrBranchNotFound = errors.New("branch not found")
+	// ErrBranchExists: branch create found the name (or a path-prefix
+	// relative of it) already live.
+	ErrBranchExists = errors.New("branch already exists")
+	// ErrInvalidBranch: the branch name breaks the naming rules.
+	ErrInvalidBranch = errors.New("invalid branch name")
+	// ErrProtectedBranch: the operation is not allowed on main.
+	ErrProtectedBranch = errors.New("protected branch")
+	// ErrCommitNotFound: no commit object with that id exists.
+	ErrCommitNotFound = errors.New("commit not found")
+	// ErrInvalidRequest: the caller passed an impossible request (a bug in
+	// the caller, reported instead of writing a bad commit).
+	ErrInvalidRequest = errors.New("invalid commit request")
+	// ErrReadOnly: a write was attempted on a read-only handle.
+	ErrReadOnly = errors.New("read-only handle")
+	// ErrOutcomeUnknown: the ref CAS failed ambiguously and the ref could not
+	// be re-read, so the publish may or may not have landed. Callers must not
+	// blindly retry a non-idempotent write; see *OutcomeUnknownError.
+	ErrOutcomeUnknown = errors.New("publish outcome unknown")
+)
+
+// OutcomeUnknownError carries the commit a publish tried to make visible
+// when neither the CAS nor the follow-up read could tell whether it did.
+// IsAncestor(Commit, newHead) answers the question later.
+type OutcomeUnknownError struct {
+	Branch string
+	Commit ID
+	Err    error // the CAS failure
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	return fmt.Sprintf("publish of %s to branch %q: outcome unknown: %v", e.Commit, e.Branch, e.Err)
+}
+
+// Unwrap exposes ErrOutcomeUnknown and the CAS failure.
+func (e *OutcomeUnknownError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
+
+// CorruptError names the object that failed to decode.
+type CorruptError struct {
+	Key string // object key, e.g. "commits/01H….json"
+	Err error  // what was wrong
+}
+
+func (e *CorruptError) Error() string { return fmt.Sprintf("corrupt object %s: %v", e.Key, e.Err) }
+
+// Unwrap exposes both ErrCorrupt and the underlying cause.
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+func corrupt(key string, format string, args ...any) error {
+	return &CorruptError{Key: key, Err: fmt.Errorf(format, args...)}
+}
+
+// FormatError reports a format stamp this build refuses, naming both versions.
+type FormatError struct {
+	Key       string // the stamp object
+	Found     int    // version in the stamp
+	Supported int    // the only version this build serves
+}
+
+func (e *FormatError) Error() string {
+	switch {
+	case e.Found < e.Supported:
+		return fmt.Sprintf("graph format version %d (in %s) is older than version %d served by this build; export with the older release and import", e.Found, e.Key, e.Supported)
+	case e.Found > e.Supported:
+		return fmt.Sprintf("graph format version %d (in %s) is newer than version %d served by this build; upgrade omnigraph first", e.Found, e.Key, e.Supported)
+	}
+	return fmt.Sprintf("graph format version %d (in %s) is not supported", e.Found, e.Key)
+}
+
+// Is makes errors.Is(err, ErrFormat) true.
+func (e *FormatError) Is(target error) bool { return target == ErrFormat }
+
+// HeadMovedError reports a lost compare-and-swap on a branch ref. Actual is
+// the head found after the loss, so the caller can rebase onto it or fail.
+type HeadMovedError struct {
+	Branch   string
+	Expected Head // the base the publish was prepared against
+	Actual   Head // the head now
+}
+
+func (e *HeadMovedError) Error() string {
+	return fmt.Sprintf("branch %q moved: expected head %s, found %s", e.Branch, e.Expected.Commit, e.Actual.Commit)
+}
+
+// Is makes errors.Is(err, ErrHeadMoved) true.
+func (e *HeadMovedError) Is(target error) bool { return target == ErrHeadMoved }
+
+// BranchError attaches a branch name to ErrBranchNotFound, ErrBranchExists,
+// ErrInvalidBranch or ErrProtectedBranch.
+type BranchError struct {
+	Branch string
+	Reason string // extra detail, may be empty
+	Err    error  // one of the branch sentinels
+}
+
+func (e *BranchError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("branch %q: %v: %s", e.Branch, e.Err, e.Reason)
+	}
+	return fmt.Sprintf("branch %q: %v", e.Branch, e.Err)
+}
+
+// Unwrap returns the sentinel.
+func (e *BranchError) Unwrap() error { return e.Err }

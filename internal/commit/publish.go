@@ -1,0 +1,199 @@
+package commit
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Failpoints on the publish path, in order. Each has a test that fires it,
+// reopens and checks the head is exactly the old or the new commit.
+const (
+	FPBeforeCommitObject = "commit/before-commit-object"
+	FPAfterCommitObject  = "commit/after-commit-object"
+	FPBeforeCAS          = "commit/before-cas"
+	FPAfterCAS           = "commit/after-cas"
+)
+
+// PublishRequest is everything one atomic graph write needs once its data
+// files and table states are durable.
+type PublishRequest struct {
+	// Branch to advance.
+	Branch string
+	// Base is the head the write was prepared against, as returned by Head,
+	// Resolve or a previous Publish (it must carry the ETag).
+	Base Head
+	// Tables maps each changed table to its new table-state key. Tables not
+	// named keep the base commit's state key.
+	Tables map[string]string
+	// Removed lists tables that no longer exist (schema drops).
+	Removed []string
+	// MergeParent, for Kind == KindMerge only, is the merged source head.
+	MergeParent *ID
+	Actor       string
+	Message     string
+	Kind        Kind
+	// SchemaKey, if set, replaces the base commit's schema key.
+	SchemaKey string
+}
+
+// Publish makes a prepared write visible with one compare-and-swap:
+//
+//  1. write the commit object under a fresh ULID name (invisible: nothing
+//     refers to it yet);
+//  2. PutIfMatch the branch ref from req.Base.ETag to the new commit.
+//
+// Nothing is visible before step 2; everything is after it. If the ref moved,
+// Publish returns a *HeadMovedError carrying the current head and the commit
+// object stays behind unreferenced (cleanup reclaims it). On a precondition
+// failure Publish re-reads the ref first: a retried conditional PUT that
+// actually won is reported as success, never as a conflict.
+//
+// Cost when the base commit is cached: 2 requests (1 Put + 1 PutIfMatch); a
+// lost CAS adds 1 GET.
+//
+// INVARIANT: the ref CAS is the last durable step and the only one that makes
+// anything visible (TestCrashInProcess, TestCrashSubprocess); concurrent
+// publishers form one linear chain (TestConcurrentPublishLinear).
+func (r *Repo) Publish(ctx context.Context, req PublishRequest) (Head, *Commit, error) {
+	if r.readOnly {
+		return Head{}, nil, ErrReadOnly
+	}
+	c, err := r.prepare(ctx, req)
+	if err != nil {
+		return Head{}, nil, err
+	}
+
+	if err := failpoint.Hit(FPBeforeCommitObject); err != nil {
+		return Head{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Head{}, nil, err
+	}
+	if err := r.putCommit(ctx, c); err != nil {
+		return Head{}, nil, err
+	}
+	if err := failpoint.Hit(FPAfterCommitObject); err != nil {
+		return Head{}, nil, err
+	}
+
+	if err := failpoint.Hit(FPBeforeCAS); err != nil {
+		return Head{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Head{}, nil, err
+	}
+	next := Head{Branch: req.Branch, Commit: c.ID, Seq: req.Base.Seq + 1}
+	info, casErr := r.store.PutIfMatch(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq), req.Base.ETag)
+	if casErr == nil {
+		next.ETag = info.ETag
+		if err := failpoint.Hit(FPAfterCAS); err != nil {
+			return Head{}, nil, err
+		}
+		return next, c, nil
+	}
+
+	// The CAS failed or its outcome is unknown. The ref itself is the only
+	// truth: if it names our commit, an earlier attempt of the conditional
+	// PUT won (S3 can report 412 for a retried request that succeeded).
+	now, err := readRef(ctx, r.store, req.Branch)
+	if err != nil {
+		if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
+			return Head{}, nil, err // e.g. the branch was deleted
+		}
+		return Head{}, nil, &OutcomeUnknownError{Branch: req.Branch, Commit: c.ID, Err: errors.Join(casErr, err)}
+	}
+	if now.Commit == c.ID {
+		return now, c, nil
+	}
+	if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
+		return Head{}, nil, &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
+	}
+	return Head{}, nil, fmt.Errorf("advance %s: %w", RefKey(req.Branch), casErr)
+}
+
+// prepare validates req and builds the new commit without any store request
+// when the base (and merge parent) commits are cached.
+func (r *Repo) prepare(ctx context.Context, req PublishRequest) (*Commit, error) {
+	if err := ValidateBranchName(req.Branch); err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case req.Base.Branch != "" && req.Base.Branch != req.Branch:
+		return nil, bad("base head is of branch %q, publishing to %q", req.Base.Branch, req.Branch)
+	case req.Base.ETag == "" || req.Base.Seq == 0:
+		return nil, bad("base head was not read from the store (no ETag)")
+	case req.Kind == KindInit || !req.Kind.valid():
+		return nil, bad("kind %q cannot be published", req.Kind)
+	case (req.Kind == KindMerge) != (req.MergeParent != nil):
+		return nil, bad("merge parent must be given exactly for kind %q", KindMerge)
+	}
+	base, err := r.Commit(ctx, req.Base.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("base commit: %w", err)
+	}
+	parents := []ID{base.ID}
+	height := base.Height + 1
+	if req.MergeParent != nil {
+		if *req.MergeParent == base.ID {
+			return nil, bad("merge parent equals the base commit")
+		}
+		mp, err := r.Commit(ctx, *req.MergeParent)
+		if err != nil {
+			return nil, fmt.Errorf("merge parent: %w", err)
+		}
+		parents = append(parents, mp.ID)
+		height = max(height, mp.Height+1)
+	}
+
+	// Unchanged tables reuse the base's state keys: copy-on-write by reference.
+	tables := make(map[string]string, len(base.Tables)+len(req.Tables))
+	for k, v := range base.Tables {
+		tables[k] = v
+	}
+	for _, name := range req.Removed {
+		if _, ok := tables[name]; !ok {
+			return nil, bad("removed table %q is not in the base commit", name)
+		}
+		delete(tables, name)
+	}
+	for k, v := range req.Tables {
+		tables[k] = v
+	}
+	schema := base.Schema
+	if req.SchemaKey != "" {
+		schema = req.SchemaKey
+	}
+	now := r.now()
+	c := &Commit{
+		ID:        newID(now),
+		Parents:   parents,
+		Height:    height,
+		Actor:     req.Actor,
+		CreatedAt: now.UnixMicro(),
+		Kind:      req.Kind,
+		Message:   req.Message,
+		Schema:    schema,
+		Tables:    tables,
+	}
+	if err := c.validate(); err != nil {
+		return nil, bad("%v", err)
+	}
+	return c, nil
+}
+
+// newID mints a commit id from crypto randomness, so independent processes
+// (and goroutines) never share entropy state.
+func newID(t time.Time) ID {
+	return ulid.MustNew(ulid.Timestamp(t), rand.Reader)
+}

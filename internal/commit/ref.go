@@ -1,0 +1,193 @@
+package commit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+const refPrefix = "refs/heads/"
+
+// RefKey returns the object key of a branch ref.
+func RefKey(branch string) string { return refPrefix + branch }
+
+// Head is a branch head as read from its ref: the commit it names plus the
+// token needed to advance it by compare-and-swap.
+type Head struct {
+	Branch string
+	Commit ID
+	// Seq counts ref writes on this branch (1 at creation, +1 per advance).
+	// It makes every ref write's bytes unique, so a store ETag can never
+	// return to an earlier value (no ABA), and it is the branch-local
+	// "manifest version" the CLI reports.
+	Seq uint64
+	// ETag is the store's opaque version of the ref object; Publish passes it
+	// to PutIfMatch. Empty for a Head that was not read from the store.
+	ETag string
+}
+
+type wireRef struct {
+	Commit string `json:"commit"`
+	Seq    uint64 `json:"seq"`
+}
+
+func encodeRef(id ID, seq uint64) []byte {
+	b, _ := json.Marshal(wireRef{Commit: id.String(), Seq: seq})
+	return append(b, '\n')
+}
+
+func decodeRef(branch string, data []byte, etag string) (Head, error) {
+	key := RefKey(branch)
+	var w wireRef
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return Head{}, corrupt(key, "%v", err)
+	}
+	if dec.More() {
+		return Head{}, corrupt(key, "trailing data after ref")
+	}
+	id, err := ulid.ParseStrict(w.Commit)
+	if err != nil {
+		return Head{}, corrupt(key, "commit %q: %v", w.Commit, err)
+	}
+	if w.Seq == 0 {
+		return Head{}, corrupt(key, "seq 0")
+	}
+	return Head{Branch: branch, Commit: id, Seq: w.Seq, ETag: etag}, nil
+}
+
+// readRef is the single GET behind head resolution: O(1) requests whatever
+// the history length, because the ref names the head commit directly.
+//
+// INVARIANT: head resolution never lists and never reads anything but the
+// ref and the head commit (TestCostIndependentOfHistory, TestCrashInProcess).
+func readRef(ctx context.Context, st storage.Store, branch string) (Head, error) {
+	data, info, err := st.Get(ctx, RefKey(branch))
+	if errors.Is(err, storage.ErrNotFound) {
+		return Head{}, &BranchError{Branch: branch, Err: ErrBranchNotFound}
+	}
+	if err != nil {
+		return Head{}, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+	}
+	return decodeRef(branch, data, info.ETag)
+}
+
+// Head reads the current head of branch: exactly one store request.
+func (r *Repo) Head(ctx context.Context, branch string) (Head, error) {
+	if err := ValidateBranchName(branch); err != nil {
+		return Head{}, err
+	}
+	return readRef(ctx, r.store, branch)
+}
+
+// Resolve reads the head of branch and its commit. On a warm handle (commit
+// already cached) this is one store request; otherwise two.
+func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error) {
+	h, err := r.Head(ctx, branch)
+	if err != nil {
+		return Head{}, nil, err
+	}
+	c, err := r.Commit(ctx, h.Commit)
+	if err != nil {
+		return Head{}, nil, fmt.Errorf("head of branch %q: %w", branch, err)
+	}
+	return h, c, nil
+}
+
+// Branches lists live branches: "main" first, the rest in ascending order.
+func (r *Repo) Branches(ctx context.Context) ([]string, error) {
+	var names []string
+	err := r.store.List(ctx, refPrefix, "", func(info storage.Info) error {
+		name := strings.TrimPrefix(info.Key, refPrefix)
+		// Skip anything that is not a valid name (e.g. a backend's temp
+		// file): it cannot be a ref this package wrote.
+		if ValidateBranchName(name) == nil {
+			names = append(names, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list branches: %w", err)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == MainBranch) != (names[j] == MainBranch) {
+			return names[i] == MainBranch
+		}
+		return names[i] < names[j]
+	})
+	return names, nil
+}
+
+// CreateBranch creates branch pointing at commit at (which must exist). It
+// writes one ref and no commit. Names that are path-prefix relatives of a live
+// branch ("a" vs "a/b") are refused.
+//
+// Caveat: the prefix check and the create are two requests; two processes
+// creating "a" and "a/b" at the same instant on an object store can both
+// succeed. On the local backend the filesystem itself refuses the second.
+func (r *Repo) CreateBranch(ctx context.Context, branch string, at ID) (Head, error) {
+	if r.readOnly {
+		return Head{}, ErrReadOnly
+	}
+	if err := ValidateBranchName(branch); err != nil {
+		return Head{}, err
+	}
+	if _, err := r.Commit(ctx, at); err != nil {
+		return Head{}, err
+	}
+	live, err := r.Branches(ctx)
+	if err != nil {
+		return Head{}, err
+	}
+	for _, b := range live {
+		if b == branch {
+			return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists}
+		}
+		if prefixRelated(b, branch) {
+			return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists,
+				Reason: fmt.Sprintf("conflicts with live branch %q (branch names may not be ancestors or descendants of each other)", b)}
+		}
+	}
+	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(at, 1))
+	if errors.Is(err, storage.ErrExists) {
+		return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists}
+	}
+	if err != nil {
+		return Head{}, fmt.Errorf("create ref %s: %w", RefKey(branch), err)
+	}
+	return Head{Branch: branch, Commit: at, Seq: 1, ETag: info.ETag}, nil
+}
+
+// DeleteBranch removes a branch ref. The branch disappears from every read at
+// once; its commits stay until cleanup finds them unreachable. main cannot be
+// deleted. Refusing to delete the caller's active branch is the caller's job.
+func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
+	if r.readOnly {
+		return ErrReadOnly
+	}
+	if err := ValidateBranchName(branch); err != nil {
+		return err
+	}
+	if branch == MainBranch {
+		return &BranchError{Branch: branch, Err: ErrProtectedBranch, Reason: "main cannot be deleted"}
+	}
+	if _, err := r.store.Stat(ctx, RefKey(branch)); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return &BranchError{Branch: branch, Err: ErrBranchNotFound}
+		}
+		return fmt.Errorf("stat ref %s: %w", RefKey(branch), err)
+	}
+	if err := r.store.Delete(ctx, RefKey(branch)); err != nil {
+		return fmt.Errorf("delete ref %s: %w", RefKey(branch), err)
+	}
+	return nil
+}
