@@ -1,0 +1,122 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Failpoint names of the deletion-vector writer.
+const (
+	FPBeforeDV = "table/before-dv"
+	FPAfterDV  = "table/after-dv"
+)
+
+// DeleteRows hides rows given as fragment key → row offsets and returns the
+// new state. For each touched fragment it writes a new deletion vector
+// (<prefix>/dv/<ulid>.dv) holding the union of the old vector and the new
+// offsets; old vectors are never modified. A fragment whose every row is
+// deleted is dropped from the state instead. Offsets already deleted are
+// ignored; an offset outside the fragment is an error.
+func DeleteRows(ctx context.Context, st storage.Store, prefix string, s *State, rows map[string][]int64) (*State, error) {
+	frags := s.Fragments()
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic object-write order, for failpoint tests
+	drop := map[string]bool{}
+	for _, key := range keys {
+		i := s.fragmentIndex(key)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownFragment, key)
+		}
+		f := &frags[i]
+		add := slices.Clone(rows[key])
+		slices.Sort(add)
+		add = slices.Compact(add)
+		if len(add) == 0 {
+			continue
+		}
+		if add[0] < 0 || add[len(add)-1] >= f.Rows {
+			return nil, fmt.Errorf("%w: row offset out of range [0,%d) in fragment %s", ErrValue, f.Rows, key)
+		}
+		merged := add
+		if f.DV != "" {
+			old, err := loadDV(ctx, st, *f)
+			if err != nil {
+				return nil, err
+			}
+			merged = mergeOffsets(old.Offsets, add)
+		}
+		if int64(len(merged)) == f.Deleted {
+			continue // nothing new
+		}
+		if int64(len(merged)) == f.Rows {
+			drop[key] = true
+			continue
+		}
+		dvKey, err := writeDV(ctx, st, prefix, DeletionVector{Fragment: fragmentID(key), Rows: f.Rows, Offsets: merged})
+		if err != nil {
+			return nil, err
+		}
+		f.DV, f.Deleted = dvKey, int64(len(merged))
+	}
+	kept := frags[:0]
+	for _, f := range frags {
+		if !drop[f.Key] {
+			kept = append(kept, f)
+		}
+	}
+	return s.with(kept, s.indexes)
+}
+
+func writeDV(ctx context.Context, st storage.Store, prefix string, dv DeletionVector) (string, error) {
+	key := prefix + "/dv/" + ulid.Make().String() + ".dv"
+	if err := failpoint.Hit(FPBeforeDV); err != nil {
+		return "", err
+	}
+	if _, err := st.Put(ctx, key, encodeDV(dv)); err != nil {
+		return "", fmt.Errorf("table: write deletion vector %s: %w", key, err)
+	}
+	if err := failpoint.Hit(FPAfterDV); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// Delete hides the live rows whose id is in ids and returns the new state and
+// the number of rows deleted. Ids not present are ignored. Only fragments and
+// row groups whose id range covers some of the ids are read.
+func Delete(ctx context.Context, st storage.Store, prefix string, s *State, ids []string) (*State, int64, error) {
+	if s.schema.Index(KeyColumn) < 0 {
+		return nil, 0, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
+	}
+	sc, err := Scan(ctx, st, s, ScanOptions{Columns: []string{KeyColumn}, Filters: []Filter{In(KeyColumn, ids...)}, RowOffsets: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer sc.Close()
+	rows := map[string][]int64{}
+	var n int64
+	for sc.Next() {
+		rows[sc.Fragment()] = append(rows[sc.Fragment()], sc.Offsets()...)
+		n += int64(len(sc.Offsets()))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	if n == 0 {
+		return s, 0, nil
+	}
+	ns, err := DeleteRows(ctx, st, prefix, s, rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ns, n, nil
+}

@@ -1,0 +1,618 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// ScanOptions selects what a scan returns. The zero value returns every
+// column of every live row.
+type ScanOptions struct {
+	// Columns is the projection, in output order; nil means all columns.
+	Columns []string
+	// Filters are ANDed. Only rows satisfying all of them are returned.
+	Filters []Filter
+	// BatchSize caps the rows per returned record (default 65536).
+	BatchSize int
+	// RowOffsets makes Scanner.Offsets report each returned row's offset in
+	// its fragment (the address DeleteRows takes).
+	RowOffsets bool
+	// Alloc allocates the returned records (default Go heap).
+	Alloc memory.Allocator
+}
+
+// ScanStats counts what a scan touched; tests use it to pin pruning.
+type ScanStats struct {
+	Fragments       int // fragments in the state
+	FragmentsPruned int // skipped using table-state statistics, without any read
+	RowGroups       int // row groups in the fragments that were opened
+	RowGroupsPruned int // skipped using Parquet footer statistics or deletions
+	RowsRead        int64
+}
+
+// Scanner iterates over the records of a scan. Records never span fragments.
+// A Scanner is not safe for concurrent use; Close it when done.
+type Scanner struct {
+	ctx     context.Context
+	st      storage.Store
+	schema  Schema
+	mem     memory.Allocator
+	batch   int64
+	offsets bool
+
+	filters   []compiledFilter
+	proj      []int // schema indices, output order
+	read      []int // schema indices read from files, ascending
+	outSchema *arrow.Schema
+
+	frags []Fragment // fragments that survived state-level pruning
+	next  int
+	cur   *fragCursor
+
+	rec      arrow.RecordBatch
+	recFrag  string
+	recOffs  []int64
+	err      error
+	stats    ScanStats
+	finished bool
+}
+
+// Scan starts a scan of the table state. ctx governs every read the scanner
+// makes until it is closed.
+func Scan(ctx context.Context, st storage.Store, s *State, opts ScanOptions) (*Scanner, error) {
+	sc := &Scanner{ctx: ctx, st: st, schema: s.schema, mem: opts.Alloc, batch: int64(opts.BatchSize), offsets: opts.RowOffsets}
+	if sc.mem == nil {
+		sc.mem = memory.DefaultAllocator
+	}
+	if sc.batch <= 0 {
+		sc.batch = DefaultRowGroupRows
+	}
+	var err error
+	if sc.filters, err = compileFilters(s.schema, opts.Filters); err != nil {
+		return nil, err
+	}
+	if opts.Columns == nil {
+		for i := range s.schema.Columns {
+			sc.proj = append(sc.proj, i)
+		}
+	} else {
+		for _, name := range opts.Columns {
+			i := s.schema.Index(name)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: unknown column %q in projection", ErrSchema, name)
+			}
+			if slices.Contains(sc.proj, i) {
+				return nil, fmt.Errorf("%w: column %q projected twice", ErrSchema, name)
+			}
+			sc.proj = append(sc.proj, i)
+		}
+	}
+	fields := make([]arrow.Field, len(sc.proj))
+	read := map[int]bool{}
+	for j, i := range sc.proj {
+		c := s.schema.Columns[i]
+		fields[j] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable}
+		read[i] = true
+	}
+	for _, f := range sc.filters {
+		read[f.col] = true
+	}
+	for i := range read {
+		sc.read = append(sc.read, i)
+	}
+	slices.Sort(sc.read)
+	sc.outSchema = arrow.NewSchema(fields, nil)
+
+	sc.stats.Fragments = len(s.fragments)
+	for _, f := range s.fragments {
+		if sc.fragmentMayMatch(f) {
+			sc.frags = append(sc.frags, f)
+		} else {
+			sc.stats.FragmentsPruned++
+		}
+	}
+	return sc, nil
+}
+
+func (sc *Scanner) fragmentMayMatch(f Fragment) bool {
+	if f.Live() == 0 {
+		return false
+	}
+	for i := range sc.filters {
+		cf := &sc.filters[i]
+		if !cf.mayMatch(f.Stats[cf.col], f.Rows) {
+			return false
+		}
+	}
+	return true
+}
+
+// Schema is the Arrow schema of the returned records.
+func (sc *Scanner) Schema() *arrow.Schema { return sc.outSchema }
+
+// Record is the current batch. It is owned by the scanner and valid until the
+// next call to Next or Close; Retain it to keep it longer.
+func (sc *Scanner) Record() arrow.RecordBatch { return sc.rec }
+
+// Fragment is the key of the fragment the current record came from.
+func (sc *Scanner) Fragment() string { return sc.recFrag }
+
+// Offsets are the fragment row offsets of the current record's rows; nil
+// unless ScanOptions.RowOffsets was set.
+func (sc *Scanner) Offsets() []int64 { return sc.recOffs }
+
+// Err is the error that ended the scan, if any.
+func (sc *Scanner) Err() error { return sc.err }
+
+// Stats reports what the scan has touched so far.
+func (sc *Scanner) Stats() ScanStats { return sc.stats }
+
+// Close releases every resource of the scan. It is safe to call more than once.
+func (sc *Scanner) Close() error {
+	sc.releaseRec()
+	if sc.cur != nil {
+		sc.cur.close()
+		sc.cur = nil
+	}
+	sc.finished = true
+	return nil
+}
+
+func (sc *Scanner) releaseRec() {
+	if sc.rec != nil {
+		sc.rec.Release()
+		sc.rec = nil
+	}
+	sc.recFrag, sc.recOffs = "", nil
+}
+
+// Next advances to the next non-empty record. It returns false at the end of
+// the scan or on error (see Err).
+func (sc *Scanner) Next() bool {
+	sc.releaseRec()
+	for !sc.finished && sc.err == nil {
+		if err := sc.ctx.Err(); err != nil {
+			sc.err = err
+			break
+		}
+		if sc.cur == nil {
+			if sc.next >= len(sc.frags) {
+				sc.finished = true
+				break
+			}
+			f := sc.frags[sc.next]
+			sc.next++
+			cur, err := sc.open(f)
+			if err != nil {
+				sc.err = err
+				break
+			}
+			sc.cur = cur
+			continue
+		}
+		rec, base, ok, err := sc.cur.nextBatch(sc)
+		if err != nil {
+			sc.err = err
+			break
+		}
+		if !ok {
+			sc.cur.close()
+			sc.cur = nil
+			continue
+		}
+		out, offs, err := sc.process(rec, base)
+		rec.Release()
+		if err != nil {
+			sc.err = err
+			break
+		}
+		if out == nil {
+			continue
+		}
+		sc.rec, sc.recFrag, sc.recOffs = out, sc.cur.frag.Key, offs
+		return true
+	}
+	if sc.cur != nil {
+		sc.cur.close()
+		sc.cur = nil
+	}
+	return false
+}
+
+// fragCursor is the open state of one fragment being scanned.
+type fragCursor struct {
+	frag   Fragment
+	or     *objectReader
+	fr     *pqarrow.FileReader
+	leaves []int
+	del    rowBitmap // nil when the fragment has no deletion vector
+	rgs    []int     // row groups still to read
+	starts []int64   // first row offset of every row group of the file
+	rr     pqarrow.RecordReader
+	rgNext int64 // fragment offset of the next batch of the open row group
+}
+
+func (c *fragCursor) close() {
+	if c.rr != nil {
+		c.rr.Release()
+		c.rr = nil
+	}
+	if c.or != nil {
+		_ = c.or.Close() // read-only: nothing to lose on a failed close
+		c.or = nil
+	}
+}
+
+// guard runs a call into the Parquet decoder, turning a panic into a
+// corruption error: arrow-go asserts on some malformed inputs instead of
+// returning errors, and a bad object must never crash the process. Our own
+// code is not called under guard, so our bugs still crash.
+func guard(key string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = corrupt(key, -1, fmt.Sprintf("parquet decoder panicked: %v", p), nil)
+		}
+	}()
+	return fn()
+}
+
+func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
+	c := &fragCursor{frag: f}
+	if f.DV != "" {
+		dv, err := loadDV(sc.ctx, sc.st, f)
+		if err != nil {
+			return nil, err
+		}
+		c.del = newRowBitmap(f.Rows, dv.Offsets)
+	}
+	or, err := openObject(sc.ctx, sc.st, f.Key, f.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	c.or = or
+	var pf *file.Reader
+	err = guard(f.Key, func() error {
+		var err error
+		// Decode buffers come from the Go heap (the reader pools them and frees
+		// them with finalizers); only returned records use sc.mem.
+		props := parquet.NewReaderProperties(memory.DefaultAllocator)
+		if pf, err = file.NewParquetReader(c.or, file.WithReadProps(props)); err != nil {
+			return err
+		}
+		c.fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: sc.batch}, sc.mem)
+		return err
+	})
+	if err != nil {
+		err = c.or.classify(err, "unreadable Parquet footer")
+		c.close()
+		return nil, err
+	}
+	if err := sc.checkFile(c, pf); err != nil {
+		c.close()
+		return nil, err
+	}
+	md := pf.MetaData()
+	var start int64
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		c.starts = append(c.starts, start)
+		n := md.RowGroup(rg).NumRows()
+		sc.stats.RowGroups++
+		if sc.rowGroupMayMatch(c, rg, start, n) {
+			c.rgs = append(c.rgs, rg)
+		} else {
+			sc.stats.RowGroupsPruned++
+		}
+		start += n
+	}
+	return c, nil
+}
+
+// checkFile verifies the Parquet file is the one the state describes: same
+// row count and the expected Arrow fields for every column we read.
+func (sc *Scanner) checkFile(c *fragCursor, pf *file.Reader) error {
+	key := c.frag.Key
+	if pf.NumRows() != c.frag.Rows {
+		return corrupt(key, -1, fmt.Sprintf("file has %d rows, table state says %d", pf.NumRows(), c.frag.Rows), nil)
+	}
+	fields := c.fr.Manifest.Fields
+	if len(fields) != len(sc.schema.Columns) {
+		return corrupt(key, -1, fmt.Sprintf("file has %d columns, schema has %d", len(fields), len(sc.schema.Columns)), nil)
+	}
+	for _, i := range sc.read {
+		col := sc.schema.Columns[i]
+		fld := fields[i].Field
+		if fld.Name != col.Name || !arrow.TypeEqual(fld.Type, col.Type.fileArrowType()) {
+			return corrupt(key, -1, fmt.Sprintf("file column %d is %s %v, schema wants %s %v", i, fld.Name, fld.Type, col.Name, col.Type.fileArrowType()), nil)
+		}
+		c.leaves = appendLeaves(c.leaves, &fields[i])
+	}
+	return nil
+}
+
+func appendLeaves(dst []int, f *pqarrow.SchemaField) []int {
+	if f.IsLeaf() {
+		return append(dst, f.ColIndex)
+	}
+	for i := range f.Children {
+		dst = appendLeaves(dst, &f.Children[i])
+	}
+	return dst
+}
+
+func (sc *Scanner) rowGroupMayMatch(c *fragCursor, rg int, start, n int64) bool {
+	if c.del != nil && allDeleted(c.del, start, n) {
+		return false
+	}
+	md := c.fr.ParquetReader().MetaData().RowGroup(rg)
+	for i := range sc.filters {
+		cf := &sc.filters[i]
+		leaf := c.fr.Manifest.Fields[cf.col].ColIndex
+		if leaf < 0 {
+			continue
+		}
+		cc, err := md.ColumnChunk(leaf)
+		if err != nil {
+			continue // no usable statistics: read the row group
+		}
+		ts, err := cc.Statistics()
+		if err != nil || ts == nil {
+			continue
+		}
+		if !cf.mayMatch(parquetStats(cf.kind, ts), n) {
+			return false
+		}
+	}
+	return true
+}
+
+func allDeleted(del rowBitmap, start, n int64) bool {
+	for o := start; o < start+n; o++ {
+		if !del.has(o) {
+			return false
+		}
+	}
+	return true
+}
+
+// parquetStats converts Parquet footer statistics to canonical ColumnStats.
+func parquetStats(k Kind, ts metadata.TypedStatistics) ColumnStats {
+	cs := ColumnStats{Nulls: -1}
+	if ts.HasNullCount() {
+		cs.Nulls = ts.NullCount()
+	}
+	if !ts.HasMinMax() {
+		return cs
+	}
+	switch s := ts.(type) {
+	case *metadata.ByteArrayStatistics:
+		if k == String || k == Enum {
+			cs.Min, cs.Max = string(s.Min()), string(s.Max())
+		}
+	case *metadata.BooleanStatistics:
+		cs.Min, cs.Max = s.Min(), s.Max()
+	case *metadata.Int32Statistics:
+		if k == U32 {
+			cs.Min, cs.Max = uint64(uint32(s.Min())), uint64(uint32(s.Max()))
+		} else {
+			cs.Min, cs.Max = int64(s.Min()), int64(s.Max())
+		}
+	case *metadata.Int64Statistics:
+		if k == U64 {
+			cs.Min, cs.Max = uint64(s.Min()), uint64(s.Max())
+		} else {
+			cs.Min, cs.Max = s.Min(), s.Max()
+		}
+	case *metadata.Float32Statistics:
+		lo, hi := float64(s.Min()), float64(s.Max())
+		if !math.IsNaN(lo) && !math.IsNaN(hi) {
+			cs.Min, cs.Max = lo, hi
+		}
+	case *metadata.Float64Statistics:
+		if lo, hi := s.Min(), s.Max(); !math.IsNaN(lo) && !math.IsNaN(hi) {
+			cs.Min, cs.Max = lo, hi
+		}
+	}
+	return cs
+}
+
+// nextBatch returns the next raw batch of the fragment (file types, read
+// columns only) and the fragment offset of its first row.
+func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, ok bool, err error) {
+	for {
+		if c.rr == nil {
+			if len(c.rgs) == 0 {
+				return nil, 0, false, nil
+			}
+			rg := c.rgs[0]
+			c.rgs = c.rgs[1:]
+			err := guard(c.frag.Key, func() error {
+				var err error
+				c.rr, err = c.fr.GetRecordReader(sc.ctx, c.leaves, []int{rg})
+				return err
+			})
+			if err != nil {
+				return nil, 0, false, c.or.classify(err, "unreadable row group")
+			}
+			c.rgNext = c.starts[rg]
+		}
+		var more bool
+		err := guard(c.frag.Key, func() error {
+			more = c.rr.Next()
+			if !more {
+				return c.rr.Err()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, false, c.or.classify(err, "undecodable column data")
+		}
+		if !more {
+			c.rr.Release()
+			c.rr = nil
+			continue
+		}
+		rec = c.rr.RecordBatch()
+		rec.Retain()
+		base = c.rgNext
+		c.rgNext += rec.NumRows()
+		sc.stats.RowsRead += rec.NumRows()
+		return rec, base, true, nil
+	}
+}
+
+// process applies deletions and filters to a raw batch and projects it.
+// It returns nil when no row survives.
+func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch, []int64, error) {
+	n := int(raw.NumRows())
+	byName := make(map[string]arrow.Array, raw.NumCols())
+	for i, f := range raw.Schema().Fields() {
+		byName[f.Name] = raw.Column(i)
+	}
+	column := func(i int) (arrow.Array, error) {
+		c := sc.schema.Columns[i]
+		a, ok := byName[c.Name]
+		if !ok || a.Len() != n {
+			return nil, corrupt(sc.cur.frag.Key, -1, fmt.Sprintf("column %q missing from decoded batch", c.Name), nil)
+		}
+		return fromFileArray(sc.mem, sc.cur.frag.Key, c, a)
+	}
+
+	mask := make([]bool, n)
+	for i := range mask {
+		mask[i] = true
+	}
+	if sc.cur.del != nil {
+		for i := range mask {
+			mask[i] = !sc.cur.del.has(base + int64(i))
+		}
+	}
+	for i := range sc.filters {
+		cf := &sc.filters[i]
+		a, err := column(cf.col)
+		if err != nil {
+			return nil, nil, err
+		}
+		cf.eval(a, mask)
+		a.Release()
+	}
+	kept := 0
+	for _, m := range mask {
+		if m {
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil, nil, nil
+	}
+
+	cols := make([]arrow.Array, len(sc.proj))
+	defer releaseAll(cols)
+	for j, i := range sc.proj {
+		a, err := column(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols[j] = a
+	}
+	out := array.NewRecordBatch(sc.outSchema, cols, int64(n))
+	var offs []int64
+	if sc.offsets {
+		offs = make([]int64, 0, kept)
+		for i, m := range mask {
+			if m {
+				offs = append(offs, base+int64(i))
+			}
+		}
+	}
+	if kept == n {
+		return out, offs, nil
+	}
+	defer out.Release()
+	mb := array.NewBooleanBuilder(sc.mem)
+	mb.AppendValues(mask, nil)
+	maskArr := mb.NewArray()
+	mb.Release()
+	defer maskArr.Release()
+	filtered, err := compute.FilterRecordBatch(compute.WithAllocator(sc.ctx, sc.mem), out, maskArr, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: select rows: %w", err)
+	}
+	return filtered, offs, nil
+}
+
+// LookupIDs returns the live rows whose key column (id) is one of ids, with
+// the given columns (nil = all), as one record the caller releases. Fragments
+// and row groups whose id range holds none of the ids are not read.
+func LookupIDs(ctx context.Context, st storage.Store, s *State, ids []string, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if s.schema.Index(KeyColumn) < 0 {
+		return nil, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
+	}
+	return Collect(ctx, st, s, ScanOptions{Columns: columns, Filters: []Filter{In(KeyColumn, ids...)}, Alloc: mem})
+}
+
+// Collect runs a scan to completion and concatenates its records into one
+// (the caller releases it). Meant for small results.
+func Collect(ctx context.Context, st storage.Store, s *State, opts ScanOptions) (arrow.RecordBatch, error) {
+	if opts.Alloc == nil {
+		opts.Alloc = memory.DefaultAllocator
+	}
+	sc, err := Scan(ctx, st, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for sc.Next() {
+		r := sc.Record()
+		r.Retain()
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	schema := sc.Schema()
+	if len(recs) == 1 {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	defer releaseAll(cols)
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for j, f := range schema.Fields() {
+		if len(recs) == 0 {
+			b := array.NewBuilder(opts.Alloc, f.Type)
+			cols[j] = b.NewArray()
+			b.Release()
+			continue
+		}
+		parts := make([]arrow.Array, len(recs))
+		for k, r := range recs {
+			parts[k] = r.Column(j)
+		}
+		if cols[j], err = array.Concatenate(parts, opts.Alloc); err != nil {
+			return nil, fmt.Errorf("table: concatenate: %w", err)
+		}
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
+}

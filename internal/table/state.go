@@ -1,0 +1,355 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// StateFormatVersion is the table-state format this build writes and reads.
+// Versions are a ratchet: a number is never reused, and ReadState refuses any
+// other version with a *VersionError naming both.
+const StateFormatVersion = 1
+
+// Failpoint names of the state writer.
+const (
+	FPBeforeState = "table/before-state"
+	FPAfterState  = "table/after-state"
+)
+
+// IndexRef names an index object built over the table. The table package only
+// carries these through state transitions; internal/index gives them meaning.
+type IndexRef struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Columns []string `json:"columns"`
+	Key     string   `json:"key"`
+	// Fragments lists the fragment keys the index covers; fragments appended
+	// later are scanned exactly until the index is rebuilt.
+	Fragments []string `json:"fragments,omitempty"`
+}
+
+// State is one immutable version of a table: its schema, fragments with their
+// deletion vectors, and index references. A *State is never modified after
+// construction; every operation returns a new State, so a State may be shared
+// freely between goroutines, commits and branches.
+type State struct {
+	// INVARIANT: len(f.Stats) == len(schema.Columns) for every fragment, fragment
+	// keys are distinct, and every fragment has at least one live row
+	// (TestStateValidateRejects, TestDeleteAllRowsDropsFragment).
+	schema    Schema
+	fragments []Fragment
+	indexes   []IndexRef
+}
+
+// NewState returns the empty state of a table with the given schema.
+func NewState(schema Schema) (*State, error) {
+	if err := schema.Validate(); err != nil {
+		return nil, err
+	}
+	return &State{schema: cloneSchema(schema)}, nil
+}
+
+func cloneSchema(s Schema) Schema {
+	return Schema{Columns: append([]Column(nil), s.Columns...)}
+}
+
+// Schema returns the table schema.
+func (s *State) Schema() Schema { return cloneSchema(s.schema) }
+
+// Fragments returns a copy of the fragment list.
+func (s *State) Fragments() []Fragment {
+	out := make([]Fragment, len(s.fragments))
+	for i, f := range s.fragments {
+		out[i] = f.clone()
+	}
+	return out
+}
+
+// NumFragments is the number of fragments.
+func (s *State) NumFragments() int { return len(s.fragments) }
+
+// Indexes returns a copy of the index references.
+func (s *State) Indexes() []IndexRef {
+	out := make([]IndexRef, len(s.indexes))
+	for i, r := range s.indexes {
+		r.Columns = append([]string(nil), r.Columns...)
+		r.Fragments = append([]string(nil), r.Fragments...)
+		out[i] = r
+	}
+	return out
+}
+
+// Rows is the number of live (not deleted) rows.
+func (s *State) Rows() int64 {
+	var n int64
+	for _, f := range s.fragments {
+		n += f.Live()
+	}
+	return n
+}
+
+func (s *State) fragmentIndex(key string) int {
+	for i, f := range s.fragments {
+		if f.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *State) with(frags []Fragment, idx []IndexRef) (*State, error) {
+	n := &State{schema: s.schema, fragments: frags, indexes: idx}
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Append returns a new state with the fragments added at the end.
+func (s *State) Append(frags ...Fragment) (*State, error) {
+	out := s.Fragments()
+	for _, f := range frags {
+		out = append(out, f.clone())
+	}
+	return s.with(out, s.indexes)
+}
+
+// Replace returns a new state without the fragments whose keys are in remove
+// and with add appended: the primitive of compaction and overwrite. Index
+// references are kept; an index covering a removed fragment is stale, and
+// dropping or rebuilding it is the index layer's job.
+func (s *State) Replace(remove []string, add []Fragment) (*State, error) {
+	drop := make(map[string]bool, len(remove))
+	for _, k := range remove {
+		if s.fragmentIndex(k) < 0 {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownFragment, k)
+		}
+		drop[k] = true
+	}
+	var out []Fragment
+	for _, f := range s.fragments {
+		if !drop[f.Key] {
+			out = append(out, f.clone())
+		}
+	}
+	for _, f := range add {
+		out = append(out, f.clone())
+	}
+	return s.with(out, s.indexes)
+}
+
+// WithIndexes returns a new state whose index references are refs.
+func (s *State) WithIndexes(refs []IndexRef) (*State, error) {
+	// Fragments are shared: neither state ever modifies them.
+	return s.with(s.fragments, (&State{indexes: refs}).Indexes())
+}
+
+// validate checks the structural invariants of a state.
+func (s *State) validate() error {
+	if err := s.schema.Validate(); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(s.fragments))
+	for _, f := range s.fragments {
+		switch {
+		case f.Key == "":
+			return fmt.Errorf("%w: fragment with empty key", ErrSchema)
+		case seen[f.Key]:
+			return fmt.Errorf("%w: fragment %s listed twice", ErrSchema, f.Key)
+		case len(f.Stats) != len(s.schema.Columns):
+			return fmt.Errorf("%w: fragment %s has statistics for %d columns, schema has %d", ErrSchema, f.Key, len(f.Stats), len(s.schema.Columns))
+		case f.Rows <= 0 || f.Bytes <= 0:
+			return fmt.Errorf("%w: fragment %s has %d rows, %d bytes", ErrSchema, f.Key, f.Rows, f.Bytes)
+		case f.Deleted < 0 || f.Deleted >= f.Rows:
+			return fmt.Errorf("%w: fragment %s has %d of %d rows deleted", ErrSchema, f.Key, f.Deleted, f.Rows)
+		case (f.Deleted == 0) != (f.DV == ""):
+			return fmt.Errorf("%w: fragment %s: deleted count %d disagrees with deletion vector %q", ErrSchema, f.Key, f.Deleted, f.DV)
+		}
+		seen[f.Key] = true
+	}
+	return nil
+}
+
+// --- encoding ---
+
+type stateJSON struct {
+	Format    int            `json:"format"`
+	Columns   []Column       `json:"columns"`
+	Rows      int64          `json:"rows"`
+	Fragments []fragmentJSON `json:"fragments"`
+	Indexes   []IndexRef     `json:"indexes,omitempty"`
+}
+
+type fragmentJSON struct {
+	Key     string      `json:"key"`
+	Rows    int64       `json:"rows"`
+	Bytes   int64       `json:"bytes"`
+	DV      string      `json:"dv,omitempty"`
+	Deleted int64       `json:"deleted,omitempty"`
+	Stats   []statsJSON `json:"stats"`
+}
+
+// Encode returns the canonical bytes of the state. Equal states encode to
+// equal bytes, which is what makes content addressing share them.
+//
+// INVARIANT: Encode is deterministic and DecodeState(Encode(s)) encodes to the
+// same bytes (TestStateGoldenRoundTrip, TestStateContentAddressed).
+func (s *State) Encode() ([]byte, error) {
+	w := stateJSON{
+		Format:    StateFormatVersion,
+		Columns:   s.schema.Columns,
+		Rows:      s.Rows(),
+		Fragments: make([]fragmentJSON, len(s.fragments)),
+		Indexes:   s.indexes,
+	}
+	for i, f := range s.fragments {
+		fj := fragmentJSON{Key: f.Key, Rows: f.Rows, Bytes: f.Bytes, DV: f.DV, Deleted: f.Deleted, Stats: make([]statsJSON, len(f.Stats))}
+		for j, cs := range f.Stats {
+			min, err := encodeBound(cs.Min)
+			if err != nil {
+				return nil, err
+			}
+			max, err := encodeBound(cs.Max)
+			if err != nil {
+				return nil, err
+			}
+			fj.Stats[j] = statsJSON{Column: s.schema.Columns[j].Name, Nulls: cs.Nulls, Min: min, Max: max}
+		}
+		w.Fragments[i] = fj
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, fmt.Errorf("table: encode state: %w", err)
+	}
+	// Compact JSON plus the encoder's trailing newline: states are read on
+	// every cold query, so bytes matter more than indentation.
+	return buf.Bytes(), nil
+}
+
+// StateKey is the content address of encoded state bytes under prefix:
+// <prefix>/state/<hex sha256>.json.
+func StateKey(prefix string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return prefix + "/state/" + hex.EncodeToString(sum[:]) + ".json"
+}
+
+// DecodeState parses state bytes read from key, verifying the content address
+// (when key has the state naming form), the format version and every
+// structural invariant. Failures are *CorruptError or *VersionError.
+func DecodeState(key string, data []byte) (*State, error) {
+	if name := path.Base(key); strings.HasSuffix(name, ".json") && path.Base(path.Dir(key)) == "state" {
+		sum := sha256.Sum256(data)
+		if strings.TrimSuffix(name, ".json") != hex.EncodeToString(sum[:]) {
+			return nil, corrupt(key, -1, "content does not match its sha256 name", nil)
+		}
+	}
+	var probe struct {
+		Format *int `json:"format"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, corrupt(key, jsonOffset(err), "undecodable state JSON", err)
+	}
+	if probe.Format == nil {
+		return nil, corrupt(key, -1, "state has no format field", nil)
+	}
+	if *probe.Format != StateFormatVersion {
+		return nil, &VersionError{Key: key, Kind: "table state", Got: *probe.Format, Want: StateFormatVersion}
+	}
+	var w stateJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, corrupt(key, jsonOffset(err), "undecodable state JSON", err)
+	}
+	s := &State{schema: Schema{Columns: w.Columns}, indexes: w.Indexes, fragments: make([]Fragment, len(w.Fragments))}
+	if err := s.schema.Validate(); err != nil {
+		return nil, corrupt(key, -1, "invalid schema", err)
+	}
+	for i, fj := range w.Fragments {
+		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats))}
+		if len(fj.Stats) != len(w.Columns) {
+			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has statistics for %d columns, schema has %d", fj.Key, len(fj.Stats), len(w.Columns)), nil)
+		}
+		for j, sj := range fj.Stats {
+			col := w.Columns[j]
+			if sj.Column != col.Name {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s statistics %d are for %q, not %q", fj.Key, j, sj.Column, col.Name), nil)
+			}
+			cs := ColumnStats{Nulls: sj.Nulls}
+			if col.Type.Kind.scalar() {
+				var err error
+				if cs.Min, err = decodeBound(col.Type.Kind, sj.Min); err != nil {
+					return nil, corrupt(key, -1, fmt.Sprintf("fragment %s column %q min", fj.Key, col.Name), err)
+				}
+				if cs.Max, err = decodeBound(col.Type.Kind, sj.Max); err != nil {
+					return nil, corrupt(key, -1, fmt.Sprintf("fragment %s column %q max", fj.Key, col.Name), err)
+				}
+			} else if len(sj.Min) > 0 || len(sj.Max) > 0 {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s column %q has bounds but is not scalar", fj.Key, col.Name), nil)
+			}
+			f.Stats[j] = cs
+		}
+		s.fragments[i] = f
+	}
+	if err := s.validate(); err != nil {
+		return nil, corrupt(key, -1, "invalid state", err)
+	}
+	if w.Rows != s.Rows() {
+		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)
+	}
+	return s, nil
+}
+
+func jsonOffset(err error) int64 {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Offset
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Offset
+	}
+	return -1
+}
+
+// WriteState stores the state under its content address and returns the key.
+// Writing is idempotent: an existing object under the key holds the same bytes
+// (the name is their hash), so ErrExists counts as success.
+func WriteState(ctx context.Context, st storage.Store, prefix string, s *State) (string, error) {
+	data, err := s.Encode()
+	if err != nil {
+		return "", err
+	}
+	key := StateKey(prefix, data)
+	if err := failpoint.Hit(FPBeforeState); err != nil {
+		return "", err
+	}
+	if _, err := st.PutIfAbsent(ctx, key, data); err != nil && !errors.Is(err, storage.ErrExists) {
+		return "", fmt.Errorf("table: write state %s: %w", key, err)
+	}
+	if err := failpoint.Hit(FPAfterState); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// ReadState fetches and decodes the state at key.
+func ReadState(ctx context.Context, st storage.Store, key string) (*State, error) {
+	data, _, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("table: read state %s: %w", key, err)
+	}
+	return DecodeState(key, data)
+}
