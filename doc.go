@@ -8,6 +8,12 @@
 // it, so a crash at any step leaves the graph at its old commit.
 package omnigraph
 
+import "github.com/omnigraph-go/omnigraph/internal/commit"
+
 // Version is the release of this build. Release builds override it with
 // -ldflags "-X github.com/omnigraph-go/omnigraph.Version=…".
 var Version = "0.1.0-dev"
+
+// FormatVersion is the on-disk graph format this build reads and writes
+// (printed by `omnigraph version` as internal-schema). Open refuses any other.
+const FormatVersion = commit.FormatCurrent

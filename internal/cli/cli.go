@@ -150,8 +150,15 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.BoolVar(&a.g.yes, "yes", false, "consent to destructive writes against a non-local target")
 	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
+	// Served and cluster scopes are parsed so that scripts using them get a
+	// clear usage error naming the command, but no command of this build
+	// accepts them yet, so they stay out of --help.
+	for _, n := range []string{"server", "graph", "profile", "cluster"} {
+		_ = pf.MarkHidden(n)
+	}
 
-	root.AddCommand(a.newVersionCmd(), a.newLintCmd())
+	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
+		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd())
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root
@@ -159,9 +166,10 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 
 const capabilitiesLegend = `
 Capabilities:
-  any     (embedded or served): query, mutate, load, branch *, snapshot, export, commit *, schema show
-  direct  (storage only): init, optimize, cleanup, lint
-  local:  version
+  embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
+    snapshot, export, commit list|show, schema show
+  offline: lint (with --schema)
+  local: version
 `
 
 // checkGlobals rejects global flags the command cannot use.

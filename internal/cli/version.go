@@ -17,12 +17,9 @@ func (a *app) newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(a.io.Out, "omnigraph %s\n", Version)
-			fmt.Fprintf(a.io.Out, "internal-schema %d\n", internalSchemaVersion)
+			fmt.Fprintf(a.io.Out, "internal-schema %d\n", omnigraph.FormatVersion)
 			return nil
 		}),
 	}
 	return cmd
 }
-
-// internalSchemaVersion is the on-disk graph format this build reads and writes.
-const internalSchemaVersion = 1

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph"
+)
+
+// graphURI resolves the graph a direct command addresses: a positional URI,
+// --uri (branch and commit commands), or the global --store.
+func (a *app) graphURI(positional []string, uriFlag string) (string, error) {
+	var cands []string
+	if len(positional) > 0 && positional[0] != "" {
+		cands = append(cands, positional[0])
+	}
+	if uriFlag != "" {
+		cands = append(cands, uriFlag)
+	}
+	if a.g.store != "" {
+		cands = append(cands, a.g.store)
+	}
+	if len(cands) == 0 {
+		return "", usagef("no graph selected: give the graph URI (a directory path) or --store URI")
+	}
+	for _, c := range cands[1:] {
+		if c != cands[0] {
+			return "", usagef("conflicting graph addresses %q and %q", cands[0], c)
+		}
+	}
+	u := cands[0]
+	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+		return "", usagef("a remote graph must be addressed with --server")
+	}
+	return u, nil
+}
+
+func (a *app) openGraph(ctx context.Context, uri string) (*omnigraph.Graph, error) {
+	return omnigraph.Open(ctx, uri, omnigraph.Options{})
+}
+
+// echoTarget prints the resolved write target for effectful commands
+// (spec/surfaces.md §1.8) unless --quiet.
+func (a *app) echoTarget(verb, uri string) {
+	if a.g.quiet {
+		return
+	}
+	fmt.Fprintf(a.io.Err, "omnigraph %s → %s (direct, local)\n", verb, uri)
+}

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/omnigraph-go/omnigraph"
+	"github.com/spf13/cobra"
+)
+
+type initOptions struct {
+	schemaPath string
+	json       bool
+}
+
+func (a *app) newInitCmd() *cobra.Command {
+	var o initOptions
+	cmd := &cobra.Command{
+		Use:   "init --schema FILE.pg URI",
+		Short: "Create a new graph from a schema",
+		Long: `Create a graph at URI (a directory path or file:// URL) from a .pg schema
+and publish its first commit on branch main.
+
+init refuses an address that already holds a graph; it never overwrites data.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			uri, err := a.graphURI(args, "")
+			if err != nil {
+				return err
+			}
+			src, err := os.ReadFile(o.schemaPath)
+			if err != nil {
+				return fmt.Errorf("read schema: %w", err)
+			}
+			a.echoTarget("init", uri)
+			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, omnigraph.Options{})
+			if err != nil {
+				return err
+			}
+			log, err := g.Log(cmd.Context(), "main", 1)
+			if err != nil {
+				return err
+			}
+			var head *omnigraph.CommitInfo
+			if len(log) > 0 {
+				head = &log[0]
+			}
+			if o.json {
+				return a.printJSON(map[string]any{"uri": uri, "branch": "main", "commit": toCommitJSON(head)})
+			}
+			fmt.Fprintf(a.io.Out, "initialized %s\n", uri)
+			return nil
+		}),
+	}
+	acceptGlobals(cmd, "store", "as", "quiet")
+	cmd.Flags().StringVar(&o.schemaPath, "schema", "", "path of the .pg schema (required)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	_ = cmd.MarkFlagRequired("schema")
+	return cmd
+}

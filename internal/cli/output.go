@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/omnigraph-go/omnigraph"
+)
+
+// printJSON is the one JSON exporter: pretty, stable field order, newline.
+func (a *app) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = a.io.Out.Write(b)
+	return err
+}
+
+// commitJSON is the commit object of every --json output (spec/surfaces.md
+// Appendix A).
+type commitJSON struct {
+	GraphCommitID        string  `json:"graph_commit_id"`
+	GraphBranch          *string `json:"graph_branch"`
+	GraphManifestVersion int64   `json:"graph_manifest_version"`
+	ParentCommitID       *string `json:"parent_commit_id"`
+	MergedParentCommitID *string `json:"merged_parent_commit_id"`
+	ActorID              *string `json:"actor_id"`
+	CreatedAt            int64   `json:"created_at"` // Unix microseconds
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toCommitJSON(c *omnigraph.CommitInfo) *commitJSON {
+	if c == nil {
+		return nil
+	}
+	return &commitJSON{
+		GraphCommitID:        c.ID,
+		GraphBranch:          strPtr(c.Branch),
+		GraphManifestVersion: c.ManifestVersion,
+		ParentCommitID:       strPtr(c.Parent),
+		MergedParentCommitID: strPtr(c.MergedParent),
+		ActorID:              strPtr(c.Actor),
+		CreatedAt:            c.CreatedAt.UnixMicro(),
+	}
+}
+
+// orderedRow is a result row whose JSON object keeps column order.
+type orderedRow struct {
+	cols []string
+	vals []any
+}
+
+func (r orderedRow) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range r.cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(r.vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

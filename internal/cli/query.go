@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/omnigraph-go/omnigraph"
+	"github.com/spf13/cobra"
+)
+
+// sourceOptions are the flags shared by query and mutate: where the .gq
+// source and the parameters come from.
+type sourceOptions struct {
+	queryFile  string
+	queryStr   string
+	params     string
+	paramsFile string
+}
+
+func (s *sourceOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&s.queryFile, "query", "", "path of a .gq file holding the query")
+	f.StringVarP(&s.queryStr, "query-string", "e", "", "the .gq query source itself")
+	f.StringVar(&s.params, "params", "", `parameters as a JSON object, e.g. '{"name":"Alice"}'`)
+	f.StringVar(&s.paramsFile, "params-file", "", "path of a JSON file holding the parameters")
+	cmd.MarkFlagsMutuallyExclusive("query", "query-string")
+	cmd.MarkFlagsMutuallyExclusive("params", "params-file")
+}
+
+// load returns the query source and the decoded parameters.
+func (s *sourceOptions) load() (string, map[string]any, error) {
+	var src string
+	switch {
+	case s.queryFile != "":
+		b, err := os.ReadFile(s.queryFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("read query file: %w", err)
+		}
+		src = string(b)
+	case s.queryStr != "":
+		src = s.queryStr
+	default:
+		return "", nil, usagef("give the query with --query FILE or -e SOURCE (stored queries by name need --server)")
+	}
+	raw := s.params
+	if s.paramsFile != "" {
+		b, err := os.ReadFile(s.paramsFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("read params file: %w", err)
+		}
+		raw = string(b)
+	}
+	params := map[string]any{}
+	if raw != "" {
+		dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+		dec.UseNumber()
+		if err := dec.Decode(&params); err != nil {
+			return "", nil, usagef("invalid --params: %v (want a JSON object)", err)
+		}
+		if dec.More() {
+			return "", nil, usagef("invalid --params: trailing data after the JSON object")
+		}
+	}
+	return src, params, nil
+}
+
+type queryOptions struct {
+	src      sourceOptions
+	branch   string
+	snapshot string
+	format   string
+	json     bool
+}
+
+func (a *app) newQueryCmd() *cobra.Command {
+	var o queryOptions
+	cmd := &cobra.Command{
+		Use:     "query [NAME] (--query FILE.gq | -e SOURCE) [--params JSON]",
+		Aliases: []string{"read"},
+		Short:   "Run a read query",
+		Long: `Run a read query from a .gq file (--query) or inline source (-e). NAME
+selects one query of a multi-query file; it may be omitted when the source
+holds exactly one query.
+
+Reads see a branch head (--branch, default main) or an exact commit
+(--snapshot COMMIT_ID). Output formats: table (default), kv, csv, jsonl,
+json; --json is the same as --format json.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if cmd.CalledAs() == "read" {
+				fmt.Fprintln(a.io.Err, "warning: `omnigraph read` is deprecated; use `omnigraph query`")
+			}
+			return a.runQuery(cmd, args, &o)
+		}),
+	}
+	acceptGlobals(cmd, "store", "quiet")
+	o.src.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.branch, "branch", "", "branch to read (default main)")
+	f.StringVar(&o.snapshot, "snapshot", "", "commit id to read (time travel)")
+	f.StringVar(&o.format, "format", "", "output format: table, kv, csv, jsonl or json")
+	f.BoolVar(&o.json, "json", false, "same as --format json")
+	cmd.MarkFlagsMutuallyExclusive("branch", "snapshot")
+	cmd.MarkFlagsMutuallyExclusive("format", "json")
+	return cmd
+}
+
+func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error {
+	format := o.format
+	if o.json {
+		format = "json"
+	}
+	if format == "" {
+		format = "table"
+	}
+	switch format {
+	case "table", "kv", "csv", "jsonl", "json":
+	default:
+		return usagef("invalid --format %q: use table, kv, csv, jsonl or json", format)
+	}
+	src, params, err := o.src.load()
+	if err != nil {
+		return err
+	}
+	uri, err := a.graphURI(nil, "")
+	if err != nil {
+		return err
+	}
+	g, err := a.openGraph(cmd.Context(), uri)
+	if err != nil {
+		return err
+	}
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	t := omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}
+	res, err := g.Query(cmd.Context(), t, src, name, params)
+	if err != nil {
+		return err
+	}
+	return a.writeRead(format, t, res)
+}
+
+type mutateOptions struct {
+	src      sourceOptions
+	branch   string
+	ifCommit string
+	json     bool
+}
+
+func (a *app) newMutateCmd() *cobra.Command {
+	var o mutateOptions
+	cmd := &cobra.Command{
+		Use:     "mutate [NAME] (--query FILE.gq | -e SOURCE) [--params JSON]",
+		Aliases: []string{"change"},
+		Short:   "Run a mutation (insert, update, delete) as one atomic commit",
+		Long: `Run a mutation query. All its statements apply atomically as one commit on
+the branch (--branch, default main); a mutation that changes nothing makes no
+commit.
+
+--if-commit COMMIT_ID makes the write conditional: if the branch head is no
+longer that commit, nothing is written and the command exits with status 4.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if cmd.CalledAs() == "change" {
+				fmt.Fprintln(a.io.Err, "warning: `omnigraph change` is deprecated; use `omnigraph mutate`")
+			}
+			return a.runMutate(cmd, args, &o)
+		}),
+	}
+	acceptGlobals(cmd, "store", "as", "quiet")
+	o.src.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.branch, "branch", "main", "branch to write")
+	f.StringVar(&o.ifCommit, "if-commit", "", "only write if the branch head is this commit")
+	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) error {
+	src, params, err := o.src.load()
+	if err != nil {
+		return err
+	}
+	uri, err := a.graphURI(nil, "")
+	if err != nil {
+		return err
+	}
+	g, err := a.openGraph(cmd.Context(), uri)
+	if err != nil {
+		return err
+	}
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	res, qname, err := g.Mutate(cmd.Context(), o.branch, src, name, params, omnigraph.MutateOptions{Actor: a.g.as, IfCommit: o.ifCommit})
+	var pf *omnigraph.PreconditionFailedError
+	if errors.As(err, &pf) {
+		if o.json {
+			_ = a.printJSON(map[string]any{"precondition_failure": map[string]any{"expected": pf.Expected, "actual": pf.Actual}})
+			return &SilentError{Code: 4}
+		}
+		return fmt.Errorf("%w: %v", errPreconditionExit, err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		out := struct {
+			Branch        string      `json:"branch"`
+			QueryName     string      `json:"query_name"`
+			AffectedNodes int64       `json:"affected_nodes"`
+			AffectedEdges int64       `json:"affected_edges"`
+			ActorID       *string     `json:"actor_id"`
+			Commit        *commitJSON `json:"commit"`
+		}{o.branch, qname, res.AffectedNodes, res.AffectedEdges, strPtr(a.g.as), toCommitJSON(res.Commit)}
+		return a.printJSON(out)
+	}
+	if res.Commit == nil {
+		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", qname)
+		return nil
+	}
+	fmt.Fprintf(a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
+		qname, res.AffectedNodes, res.AffectedEdges, o.branch, res.Commit.ID)
+	return nil
+}

@@ -1,0 +1,325 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/cache"
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// DefaultMaxRetries bounds how often one write re-prepares after losing the
+// publish CAS before it gives up with the *commit.HeadMovedError.
+const DefaultMaxRetries = 16
+
+// Options configure a Graph handle.
+type Options struct {
+	// CacheBytes bounds the handle's cache of immutable decoded objects
+	// (commits, schemas, table states, table images); 0 = commit.DefaultCacheBytes.
+	CacheBytes int64
+	// Now supplies commit timestamps and now() in mutations (nil = time.Now).
+	Now func() time.Time
+	// MaxRetries bounds rebases after a lost CAS (0 = DefaultMaxRetries).
+	MaxRetries int
+}
+
+// Graph is a handle on one graph: the engine of load, mutation, query and
+// export. It holds no mutable graph state of its own — every operation
+// resolves the branch ref afresh — so any number of handles, in any number
+// of processes, may work on one graph; the ref CAS is the only authority.
+// A Graph is safe for concurrent use.
+type Graph struct {
+	repo       *commit.Repo
+	st         storage.Store
+	cache      *cache.Cache[any]
+	now        func() time.Time
+	maxRetries int
+
+	// testBeforePublish, when set (tests only), runs after a write is fully
+	// prepared and its objects are written, just before the CAS: the
+	// deterministic seam for race tests.
+	testBeforePublish func(attempt int)
+}
+
+// Errors of the engine. ErrCommitNotFound and ErrBranchNotFound are the
+// commit package's sentinels, so errors.Is works whichever layer reported.
+var (
+	ErrCommitNotFound = commit.ErrCommitNotFound
+	ErrBranchNotFound = commit.ErrBranchNotFound
+	// ErrPreconditionFailed: a conditional write found another branch head.
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrReadSetChanged: a strict write lost its CAS and something it read
+	// changed under it.
+	ErrReadSetChanged = errors.New("read set changed")
+	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
+	ErrUnsupportedValue = errors.New("unsupported value")
+)
+
+// PreconditionFailedError reports a conditional write (IfCommit) whose
+// branch head was not the expected commit. It is never retried.
+type PreconditionFailedError struct {
+	Branch, Expected, Actual string
+}
+
+func (e *PreconditionFailedError) Error() string {
+	return fmt.Sprintf("precondition failed on branch '%s': expected head %s, found %s", e.Branch, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrPreconditionFailed) true.
+func (e *PreconditionFailedError) Is(target error) bool { return target == ErrPreconditionFailed }
+
+// ReadSetChangedError reports a strict write (update, delete, overwrite load)
+// that lost its CAS to a commit changing a table it read. Member names the
+// table ("node:Person") or "schema"; Expected and Actual are its state keys
+// at the write's base and at the new head.
+type ReadSetChangedError struct {
+	Member, Expected, Actual string
+}
+
+func (e *ReadSetChangedError) Error() string {
+	return fmt.Sprintf("read set changed: %s moved from %s to %s", e.Member, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrReadSetChanged) true.
+func (e *ReadSetChangedError) Is(target error) bool { return target == ErrReadSetChanged }
+
+// Target selects what a read sees: a pinned commit (Snapshot, a commit id)
+// or the current head of Branch ("" = main).
+type Target struct {
+	Branch   string
+	Snapshot string
+}
+
+// CommitInfo describes one commit for callers (CLI --json, receipts).
+type CommitInfo struct {
+	ID, Branch string
+	// ManifestVersion is the commit height (0 for genesis): our equivalent
+	// of the reference system's graph manifest version.
+	ManifestVersion int64
+	Parent          string
+	MergedParent    string
+	Actor           string
+	CreatedAt       time.Time
+	Kind            string
+	Message         string
+}
+
+// TableInfo describes one table of a snapshot.
+type TableInfo struct {
+	Kind      string // "node" or "edge"
+	Name      string
+	Rows      int64
+	Fragments int
+}
+
+func (o Options) repoOptions() (commit.Options, *cache.Cache[any]) {
+	n := o.CacheBytes
+	if n <= 0 {
+		n = commit.DefaultCacheBytes
+	}
+	c := cache.New[any](n)
+	return commit.Options{Cache: c, Now: o.Now}, c
+}
+
+func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	r := o.MaxRetries
+	if r <= 0 {
+		r = DefaultMaxRetries
+	}
+	return &Graph{repo: repo, st: repo.Store(), cache: c, now: now, maxRetries: r}
+}
+
+// Init creates a graph at an empty location from a schema source. The
+// genesis commit holds an empty table state for every node and edge type,
+// so every commit names every table of its schema.
+func Init(ctx context.Context, st storage.Store, schemaPath, schemaSrc, actor string, opts Options) (*Graph, error) {
+	cat, err := schema.Compile(schemaPath, schemaSrc)
+	if err != nil {
+		return nil, err
+	}
+	tables := map[string]string{}
+	for _, tk := range tableKeys(cat) {
+		ts, err := tableSchemaOf(cat, tk)
+		if err != nil {
+			return nil, err
+		}
+		s, err := table.NewState(ts)
+		if err != nil {
+			return nil, fmt.Errorf("exec: table %s: %w", tk, err)
+		}
+		key, err := table.WriteState(ctx, st, tablePrefix(tk), s)
+		if err != nil {
+			return nil, err
+		}
+		tables[tk] = key
+	}
+	ro, c := opts.repoOptions()
+	repo, _, err := commit.Init(ctx, st, commit.InitRequest{Schema: []byte(schemaSrc), Tables: tables, Actor: actor, Message: "init"}, ro)
+	if err != nil {
+		return nil, err
+	}
+	return newGraph(repo, c, opts), nil
+}
+
+// Open opens an initialized graph; it never writes.
+func Open(ctx context.Context, st storage.Store, opts Options) (*Graph, error) {
+	ro, c := opts.repoOptions()
+	repo, err := commit.Open(ctx, st, ro)
+	if err != nil {
+		return nil, err
+	}
+	return newGraph(repo, c, opts), nil
+}
+
+func branchOr(b string) string {
+	if b == "" {
+		return commit.MainBranch
+	}
+	return b
+}
+
+// commitInfo renders a commit; branch is the branch it was read through.
+func commitInfo(c *commit.Commit, branch string) CommitInfo {
+	ci := CommitInfo{ID: c.ID.String(), Branch: branch, ManifestVersion: int64(c.Height), Actor: c.Actor,
+		CreatedAt: time.UnixMicro(c.CreatedAt).UTC(), Kind: string(c.Kind), Message: c.Message}
+	if len(c.Parents) > 0 {
+		ci.Parent = c.Parents[0].String()
+	}
+	if len(c.Parents) > 1 {
+		ci.MergedParent = c.Parents[1].String()
+	}
+	return ci
+}
+
+// resolveCommit returns the commit a target names and the branch label.
+func (g *Graph) resolveCommit(ctx context.Context, t Target) (*commit.Commit, string, error) {
+	if t.Snapshot != "" {
+		id, err := commit.ParseID(t.Snapshot)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %s", ErrCommitNotFound, t.Snapshot)
+		}
+		c, err := g.repo.Commit(ctx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return c, t.Branch, nil
+	}
+	b := branchOr(t.Branch)
+	_, c, err := g.repo.Resolve(ctx, b)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, b, nil
+}
+
+// SchemaSource returns the accepted schema source at a target.
+func (g *Graph) SchemaSource(ctx context.Context, t Target) (string, error) {
+	c, _, err := g.resolveCommit(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	src, err := g.repo.Schema(ctx, c.Schema)
+	if err != nil {
+		return "", err
+	}
+	return string(src), nil
+}
+
+// Log returns up to limit commits of branch (0 = all), newest first,
+// following the branch's whole history DAG.
+func (g *Graph) Log(ctx context.Context, branch string, limit int) ([]CommitInfo, error) {
+	b := branchOr(branch)
+	h, err := g.repo.Head(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := g.repo.Log(ctx, h.Commit, commit.LogOptions{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CommitInfo, len(cs))
+	for i, c := range cs {
+		out[i] = commitInfo(c, b)
+	}
+	return out, nil
+}
+
+// CommitByID returns one commit. Its Branch is empty: commits do not record
+// the branch they were published on.
+func (g *Graph) CommitByID(ctx context.Context, id string) (CommitInfo, error) {
+	cid, err := commit.ParseID(id)
+	if err != nil {
+		return CommitInfo{}, fmt.Errorf("%w: %s", ErrCommitNotFound, id)
+	}
+	c, err := g.repo.Commit(ctx, cid)
+	if err != nil {
+		return CommitInfo{}, err
+	}
+	return commitInfo(c, ""), nil
+}
+
+// Tables lists the tables of a target's schema, nodes then edges, each in
+// catalog order, with their live row and fragment counts.
+func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, error) {
+	snap, err := g.Resolve(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	var out []TableInfo
+	for _, tk := range tableKeys(snap.cat) {
+		s, err := snap.state(ctx, tk)
+		if err != nil {
+			return nil, err
+		}
+		kind, name := splitTableKey(tk)
+		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments()})
+	}
+	return out, nil
+}
+
+// tableKeys lists the table keys of a catalog: nodes then edges, catalog order.
+func tableKeys(cat *schema.Catalog) []string {
+	keys := make([]string, 0, len(cat.Nodes)+len(cat.Edges))
+	for _, n := range cat.Nodes {
+		keys = append(keys, NodeKey(n.Name))
+	}
+	for _, e := range cat.Edges {
+		keys = append(keys, EdgeKey(e.Name))
+	}
+	return keys
+}
+
+func splitTableKey(tk string) (kind, name string) {
+	if n, ok := strings.CutPrefix(tk, "node:"); ok {
+		return "node", n
+	}
+	n, _ := strings.CutPrefix(tk, "edge:")
+	return "edge", n
+}
+
+// tablePrefix is the object prefix of a table: tables/node-<T> or tables/edge-<T>.
+func tablePrefix(tk string) string {
+	kind, name := splitTableKey(tk)
+	return "tables/" + kind + "-" + name
+}
+
+// sortedTableKeys returns the keys of m in sorted order.
+func sortedTableKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

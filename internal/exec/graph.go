@@ -1,0 +1,159 @@
+package exec
+
+import (
+	"context"
+	"sync"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+)
+
+// Snapshot is one immutable version of a graph as the executor reads it: the
+// catalog plus decoded node and edge tables. Implementations materialize
+// tables lazily from immutable table states and cache them by state, so two
+// snapshots that share a table state share its decoded image.
+//
+// A Snapshot never changes after creation; it is safe for concurrent use.
+type Snapshot interface {
+	Catalog() *schema.Catalog
+	// Nodes returns the table of node type typ (exact name).
+	Nodes(ctx context.Context, typ string) (*NodeTable, error)
+	// Edges returns the table of edge type typ (exact catalog name).
+	Edges(ctx context.Context, typ string) (*EdgeTable, error)
+}
+
+// NodeTable is the decoded image of one node table: row i is the node
+// IDs[i] with property values Cols[p][i] (the value model of value.go; nil
+// is null). Rows are in storage order; there are no deleted rows.
+//
+// INVARIANT: every column has len(IDs) entries and IDs are unique
+// (TestNodeTableIndex).
+type NodeTable struct {
+	Type *schema.NodeType
+	IDs  []string
+	Cols map[string][]any
+
+	idxOnce sync.Once
+	byID    map[string]int32
+}
+
+// Len returns the number of nodes.
+func (t *NodeTable) Len() int { return len(t.IDs) }
+
+// Row returns the row of node id.
+func (t *NodeTable) Row(id string) (int, bool) {
+	t.idxOnce.Do(func() {
+		t.byID = make(map[string]int32, len(t.IDs))
+		for i, id := range t.IDs {
+			t.byID[id] = int32(i)
+		}
+	})
+	r, ok := t.byID[id]
+	return int(r), ok
+}
+
+// Value returns property prop of row (nil if null or not a column).
+func (t *NodeTable) Value(row int, prop string) any {
+	c := t.Cols[prop]
+	if c == nil {
+		return nil
+	}
+	return c[row]
+}
+
+// EdgeTable is the decoded image of one edge table: row i is edge IDs[i]
+// from node Src[i] to node Dst[i] with property values Cols[p][i].
+//
+// The adjacency lists are built once per table (so once per table state,
+// since images are cached by state) on first traversal, not per hop.
+type EdgeTable struct {
+	Type *schema.EdgeType
+	IDs  []string
+	Src  []string
+	Dst  []string
+	Cols map[string][]any
+
+	adjOnce sync.Once
+	out     map[string][]int32 // src id → edge rows, in row order
+	in      map[string][]int32 // dst id → edge rows, in row order
+}
+
+// Len returns the number of edges.
+func (t *EdgeTable) Len() int { return len(t.IDs) }
+
+func (t *EdgeTable) buildAdjacency() {
+	t.adjOnce.Do(func() {
+		t.out = make(map[string][]int32)
+		t.in = make(map[string][]int32)
+		for i := range t.IDs {
+			t.out[t.Src[i]] = append(t.out[t.Src[i]], int32(i))
+			t.in[t.Dst[i]] = append(t.in[t.Dst[i]], int32(i))
+		}
+	})
+}
+
+// Out returns the rows of edges whose source is src. The slice must not be modified.
+func (t *EdgeTable) Out(src string) []int32 {
+	t.buildAdjacency()
+	return t.out[src]
+}
+
+// In returns the rows of edges whose destination is dst. The slice must not be modified.
+func (t *EdgeTable) In(dst string) []int32 {
+	t.buildAdjacency()
+	return t.in[dst]
+}
+
+// Value returns property prop of edge row (nil if null or not a column).
+func (t *EdgeTable) Value(row int, prop string) any {
+	c := t.Cols[prop]
+	if c == nil {
+		return nil
+	}
+	return c[row]
+}
+
+// MemSnapshot is a Snapshot held entirely in memory; tests and the staging
+// area of writes build one directly.
+type MemSnapshot struct {
+	Cat   *schema.Catalog
+	NodeT map[string]*NodeTable
+	EdgeT map[string]*EdgeTable
+}
+
+// Catalog implements Snapshot.
+func (m *MemSnapshot) Catalog() *schema.Catalog { return m.Cat }
+
+// Nodes implements Snapshot; a declared type with no table is empty.
+func (m *MemSnapshot) Nodes(_ context.Context, typ string) (*NodeTable, error) {
+	if t, ok := m.NodeT[typ]; ok {
+		return t, nil
+	}
+	nt, ok := m.Cat.Node(typ)
+	if !ok {
+		return nil, &UnknownTypeError{Kind: "node", Name: typ}
+	}
+	return &NodeTable{Type: nt, Cols: map[string][]any{}}, nil
+}
+
+// Edges implements Snapshot; a declared type with no table is empty.
+func (m *MemSnapshot) Edges(_ context.Context, typ string) (*EdgeTable, error) {
+	if t, ok := m.EdgeT[typ]; ok {
+		return t, nil
+	}
+	et, ok := m.Cat.Edge(typ)
+	if !ok {
+		return nil, &UnknownTypeError{Kind: "edge", Name: typ}
+	}
+	if t, ok := m.EdgeT[et.Name]; ok {
+		return t, nil
+	}
+	return &EdgeTable{Type: et, Cols: map[string][]any{}}, nil
+}
+
+// UnknownTypeError reports a node or edge type the catalog does not declare.
+type UnknownTypeError struct {
+	Kind string // "node" or "edge"
+	Name string
+}
+
+func (e *UnknownTypeError) Error() string { return "unknown " + e.Kind + " type '" + e.Name + "'" }

@@ -1,0 +1,424 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+)
+
+// Record is one parsed line of a graph-batch JSONL stream: a *NodeRecord or
+// an *EdgeRecord.
+type Record interface {
+	// InputLine is the 1-based line number the record was read from.
+	InputLine() int
+}
+
+// NodeRecord is a node line: {"type": T, "data": {...}}.
+type NodeRecord struct {
+	Type string // exact node type name
+	// ID is the node id: the canonical @key id for keyed types, the
+	// explicit data.id for unkeyed types, or "" when the caller must
+	// generate one (a ULID).
+	ID string
+	// Values holds every declared property of Type (nil where absentParam or
+	// null), converted per ConvertJSON.
+	Values map[string]any
+	Line   int
+}
+
+// InputLine implements Record.
+func (r *NodeRecord) InputLine() int { return r.Line }
+
+// EdgeRecord is an edge line: {"edge": E, "from": src, "to": dst, "data": {...}}.
+type EdgeRecord struct {
+	Type string // canonical edge type name (input is matched case-insensitively)
+	// ID is the explicit data.id, or "" when the caller must generate one.
+	ID     string
+	From   string // source node id
+	To     string // destination node id
+	Values map[string]any
+	Line   int
+}
+
+// InputLine implements Record.
+func (r *EdgeRecord) InputLine() int { return r.Line }
+
+// InputError is a rejected JSONL line. Field names the offending jsonMember
+// ("type", "from", "data.age", ...) or is empty for whole-line problems such
+// as malformed JSON. Err, when set, is the underlying typed error (a
+// *ValueError, *ConstraintError or *schema.KeyValueError).
+type InputError struct {
+	Line  int
+	Field string
+	Msg   string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("line %d, field '%s': %s", e.Line, e.Field, e.Msg)
+}
+
+// Unwrap returns the underlying typed error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// DefaultMaxLineBytes bounds one JSONL line. It matches the per-type staged
+// data limit of a load (32 MiB): a longer line could never be admitted.
+const DefaultMaxLineBytes = 32 << 20
+
+// maxJSONDepth bounds nesting inside a line; valid records need at most 4
+// levels (record, data, list or vector, element), so this only stops
+// hostile input from driving deep recursion.
+const maxJSONDepth = 32
+
+// reservedFields are physical column names that input must not set.
+var reservedFields = map[string]bool{
+	"src": true, "dst": true,
+	"_rowid": true, "_rowaddr": true, "_rowoffset": true,
+	"_row_created_at_version": true, "_row_last_updated_at_version": true,
+}
+
+// ReaderOptions configures a Reader.
+type ReaderOptions struct {
+	// MaxLineBytes bounds one line; 0 means DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// Reader reads the strict graph-batch JSONL format (§4.1 of the language
+// spec, §1.4 of the surfaces spec) one record at a time. It keeps at most
+// one line in memory, so a stream of any length is read in bounded memory.
+//
+// Each returned record has passed the envelope rules, value conversion and
+// the per-row constraints (CheckNodeRow / CheckEdgeRow); cross-row checks
+// (uniqueness, referential integrity, cardinality) are Validate's job.
+// A line that fails returns an *InputError and reading may continue with
+// the next line; I/O errors are returned as is and are final.
+type Reader struct {
+	cat     *schema.Catalog
+	br      *bufio.Reader
+	maxLine int
+	line    int
+	buf     []byte
+	err     error // sticky I/O error or io.EOF
+}
+
+// NewReader returns a Reader over r for catalog cat.
+func NewReader(r io.Reader, cat *schema.Catalog, opts ReaderOptions) *Reader {
+	max := opts.MaxLineBytes
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &Reader{cat: cat, br: bufio.NewReaderSize(r, 64<<10), maxLine: max}
+}
+
+// Line returns the number of the last line read.
+func (r *Reader) Line() int { return r.line }
+
+// Next returns the next record, skipping blank lines, or io.EOF at the end
+// of the stream.
+func (r *Reader) Next(ctx context.Context) (Record, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		line, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return r.parseLine(line)
+	}
+}
+
+// readLine returns the next line without its terminator. A line longer than
+// maxLine is consumed and reported as an *InputError.
+func (r *Reader) readLine() ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.buf = r.buf[:0]
+	tooLong := false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if !tooLong {
+			if len(r.buf)+len(chunk) > r.maxLine+2 { // +2 for "\r\n"
+				tooLong = true
+				r.buf = r.buf[:0]
+			} else {
+				r.buf = append(r.buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.err = err
+				return nil, err
+			}
+			r.err = io.EOF
+			if len(chunk) == 0 && len(r.buf) == 0 && !tooLong {
+				return nil, io.EOF
+			}
+		}
+		break
+	}
+	r.line++
+	if tooLong {
+		return nil, &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
+	}
+	line := bytes.TrimSuffix(r.buf, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) > r.maxLine {
+		return nil, &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
+	}
+	return line, nil
+}
+
+// jsonMember is one JSON object jsonMember, kept in input order so that the first
+// offending field of a line is always the one reported.
+type jsonMember struct {
+	key string
+	val any
+}
+
+func (r *Reader) errorf(field, format string, args ...any) *InputError {
+	return &InputError{Line: r.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *Reader) parseLine(line []byte) (Record, error) {
+	p := lineParser{b: line}
+	members, kind, err := p.record()
+	if err != nil {
+		return nil, r.parseError(err)
+	}
+	if kind != "object" {
+		return nil, r.errorf("", "expected a JSON object, got %s", kind)
+	}
+	p.skipSpace()
+	if p.i < len(p.b) {
+		return nil, r.errorf("", "unexpected data after the JSON object at column %d (one record per line)", p.i+1)
+	}
+
+	var typ, edge, from, to, data *jsonMember
+	for i := range members {
+		m := &members[i]
+		switch m.key {
+		case "type":
+			typ = m
+		case "edge":
+			edge = m
+		case "from":
+			from = m
+		case "to":
+			to = m
+		case "data":
+			data = m
+		}
+	}
+	switch {
+	case typ != nil && edge != nil:
+		return nil, r.errorf("", "record has both 'type' and 'edge'; expected exactly one")
+	case typ == nil && edge == nil:
+		return nil, r.errorf("", "expected 'type' or 'edge' field")
+	}
+	recKind := "node"
+	if edge != nil {
+		recKind = "edge"
+	}
+	for _, m := range members {
+		allowed := m.key == "data" || (edge == nil && m.key == "type") ||
+			(edge != nil && (m.key == "edge" || m.key == "from" || m.key == "to"))
+		if !allowed {
+			return nil, r.errorf(m.key, "unknown field '%s' for %s record", m.key, recKind)
+		}
+	}
+	var dataMembers []jsonMember
+	if data != nil {
+		obj, ok := data.val.([]jsonMember)
+		if !ok {
+			return nil, r.errorf("data", "field 'data' must be an object, got %s", rawTypeName(data.val))
+		}
+		dataMembers = obj
+	}
+	if typ != nil {
+		name, ok := typ.val.(string)
+		if !ok {
+			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.val))
+		}
+		return r.nodeRecord(name, dataMembers)
+	}
+	name, ok := edge.val.(string)
+	if !ok {
+		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.val))
+	}
+	var src, dst string
+	for _, end := range []struct {
+		m    *jsonMember
+		key  string
+		dest *string
+	}{{from, "from", &src}, {to, "to", &dst}} {
+		if end.m == nil {
+			return nil, r.errorf(end.key, "edge missing '%s'", end.key)
+		}
+		s, ok := end.m.val.(string)
+		if !ok {
+			return nil, r.errorf(end.key, "field '%s' must be a string node id, got %s", end.key, rawTypeName(end.m.val))
+		}
+		*end.dest = s
+	}
+	return r.edgeRecord(name, src, dst, dataMembers)
+}
+
+// dataValues converts the data members of a record against props; it
+// returns the values (every declared property present, nil if absentParam) and
+// the explicit data.id.
+func (r *Reader) dataValues(typeKey string, props []*schema.Property, lookup func(string) (*schema.Property, bool), data []jsonMember) (map[string]any, *string, error) {
+	values := make(map[string]any, len(props))
+	for _, p := range props {
+		values[p.Name] = nil
+	}
+	var id *string
+	for _, m := range data {
+		field := "data." + m.key
+		if m.key == "id" {
+			s, ok := m.val.(string)
+			if !ok {
+				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.val))
+			}
+			if s == "" {
+				// "" means "generate one" in records; an explicit empty id
+				// would silently become a fresh ULID.
+				return nil, nil, r.errorf(field, "field 'data.id' must not be empty")
+			}
+			id = &s
+			continue
+		}
+		p, ok := lookup(m.key)
+		if !ok {
+			if reservedFields[m.key] {
+				return nil, nil, r.errorf(field, "reserved field '%s' for '%s'", m.key, typeKey)
+			}
+			return nil, nil, r.errorf(field, "unknown input field '%s' for '%s'", m.key, typeKey)
+		}
+		if _, isObj := m.val.([]jsonMember); isObj {
+			return nil, nil, &InputError{Line: r.line, Field: field,
+				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, pgTypeName(p.Type))}
+		}
+		v, err := ConvertJSON(m.key, p.Type, m.val)
+		if err != nil {
+			return nil, nil, &InputError{Line: r.line, Field: field, Msg: err.Error(), Err: err}
+		}
+		values[m.key] = v
+	}
+	return values, id, nil
+}
+
+func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
+	nt, ok := r.cat.Node(name)
+	if !ok {
+		return nil, r.errorf("type", "unknown node type '%s'", name)
+	}
+	typeKey := "node:" + nt.Name
+	values, explicitID, err := r.dataValues(typeKey, nt.Props, nt.Prop, data)
+	if err != nil {
+		return nil, err
+	}
+	rec := &NodeRecord{Type: nt.Name, Values: values, Line: r.line}
+	if len(nt.Key) > 0 {
+		for _, k := range nt.Key {
+			if values[k] == nil {
+				return nil, r.errorf("data."+k, "node %s missing @key property '%s'", nt.Name, k)
+			}
+		}
+		canonical, err := nt.NodeID(values)
+		if err != nil {
+			var kv *schema.KeyValueError
+			field := ""
+			if errors.As(err, &kv) {
+				field = "data." + kv.Prop
+			}
+			return nil, &InputError{Line: r.line, Field: field, Msg: err.Error(), Err: err}
+		}
+		if explicitID != nil && *explicitID != canonical {
+			return nil, r.errorf("data.id", "node %s data.id '%s' does not match the canonical @key id '%s'", nt.Name, *explicitID, canonical)
+		}
+		rec.ID = canonical
+	} else if explicitID != nil {
+		rec.ID = *explicitID
+	}
+	if err := CheckNodeRow(nt, values); err != nil {
+		return nil, r.rowError(err)
+	}
+	return rec, nil
+}
+
+func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, error) {
+	et, ok := r.cat.Edge(name)
+	if !ok {
+		return nil, r.errorf("edge", "unknown edge type '%s'", name)
+	}
+	typeKey := "edge:" + et.Name
+	values, explicitID, err := r.dataValues(typeKey, et.Props, et.Prop, data)
+	if err != nil {
+		return nil, err
+	}
+	rec := &EdgeRecord{Type: et.Name, From: src, To: dst, Values: values, Line: r.line}
+	if explicitID != nil {
+		rec.ID = *explicitID
+	}
+	if err := CheckEdgeRow(et, values); err != nil {
+		return nil, r.rowError(err)
+	}
+	return rec, nil
+}
+
+func (r *Reader) rowError(err error) error {
+	ie := &InputError{Line: r.line, Msg: err.Error(), Err: err}
+	var ce *ConstraintError
+	if errors.As(err, &ce) && ce.Prop != "" {
+		ie.Field = "data." + ce.Prop
+	}
+	return ie
+}
+
+// parseError turns a lineParser error into an *InputError.
+func (r *Reader) parseError(err error) error {
+	switch e := err.(type) {
+	case *jsonSyntaxError:
+		return &InputError{Line: r.line, Msg: fmt.Sprintf("invalid JSON at column %d: %s", e.Offset+1, e.Msg)}
+	case *jsonDuplicateError:
+		return &InputError{Line: r.line, Field: e.Path, Msg: e.Error()}
+	case *jsonDepthError:
+		return &InputError{Line: r.line, Field: e.Path, Msg: e.Error()}
+	}
+	return &InputError{Line: r.line, Msg: err.Error(), Err: err}
+}
+
+func membersToMap(ms []jsonMember) map[string]any {
+	m := make(map[string]any, len(ms))
+	for _, x := range ms {
+		if obj, ok := x.val.([]jsonMember); ok {
+			m[x.key] = membersToMap(obj)
+		} else {
+			m[x.key] = x.val
+		}
+	}
+	return m
+}
+
+func rawTypeName(v any) string {
+	if _, ok := v.([]jsonMember); ok {
+		return "object"
+	}
+	return jsonTypeName(v)
+}

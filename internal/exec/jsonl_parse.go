@@ -1,0 +1,430 @@
+package exec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// lineParser is a strict RFC 8259 parser for one JSONL line. It exists
+// instead of encoding/json's token API for two reasons: it sees duplicate
+// object members (which json.Unmarshal silently collapses), and it is an
+// order of magnitude cheaper per token, which dominates bulk loads.
+//
+// Values come back as nil, bool, string, json.Number, []any, and objects as
+// []jsonMember (input order kept) at any depth reached through objects, or
+// map[string]any when nested inside an array.
+type lineParser struct {
+	b     []byte
+	i     int
+	depth int
+	keys  []string // jsonMember keys from the record down to the current value
+}
+
+// path renders the dotted path of the current value (plus key, if not
+// empty). Built only for errors: concatenating per jsonMember would dominate.
+func (p *lineParser) path(key string) string {
+	parts := p.keys
+	if key != "" {
+		parts = append(parts[:len(parts):len(parts)], key)
+	}
+	return strings.Join(parts, ".")
+}
+
+// jsonSyntaxError is a malformed line; Offset is the 0-based byte offset.
+type jsonSyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *jsonSyntaxError) Error() string { return e.Msg }
+
+// jsonDepthError is nesting beyond maxJSONDepth; Path names the field.
+type jsonDepthError struct{ Path string }
+
+func (e *jsonDepthError) Error() string {
+	return fmt.Sprintf("JSON nesting exceeds %d levels", maxJSONDepth)
+}
+
+// jsonDuplicateError is a repeated object jsonMember; Path is its dotted path.
+type jsonDuplicateError struct{ Path string }
+
+func (e *jsonDuplicateError) Error() string { return fmt.Sprintf("duplicate field '%s'", e.Path) }
+
+func (p *lineParser) fail(format string, args ...any) error {
+	return &jsonSyntaxError{Offset: p.i, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *lineParser) unexpected(what string) error {
+	if p.i >= len(p.b) {
+		return &jsonSyntaxError{Offset: p.i, Msg: "unexpected end of line"}
+	}
+	r, _ := utf8.DecodeRune(p.b[p.i:])
+	return p.fail("invalid character %q %s", r, what)
+}
+
+func (p *lineParser) skipSpace() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// record parses the first value of the line. kind is "object" when it is
+// an object (members hold it); otherwise it names the JSON type found.
+// The caller checks that nothing follows.
+func (p *lineParser) record() (members []jsonMember, kind string, err error) {
+	p.skipSpace()
+	if p.i < len(p.b) && p.b[p.i] != '{' {
+		v, err := p.value(false)
+		if err != nil {
+			return nil, "", err
+		}
+		return nil, jsonTypeName(v), nil
+	}
+	if p.i >= len(p.b) {
+		return nil, "", p.unexpected("")
+	}
+	p.i++ // '{'
+	members, err = p.object()
+	if err != nil {
+		return nil, "", err
+	}
+	return members, "object", nil
+}
+
+// object parses members after a consumed '{'.
+func (p *lineParser) object() ([]jsonMember, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxJSONDepth {
+		return nil, &jsonDepthError{Path: p.path("")}
+	}
+	var members []jsonMember
+	var seen map[string]struct{}
+	p.skipSpace()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return members, nil
+	}
+	for {
+		p.skipSpace()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return nil, p.unexpected("looking for beginning of object key string")
+		}
+		p.i++
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		// Linear scan for the usual handful of members; a set once objects
+		// grow, so a hostile line with a million keys stays linear.
+		dup := false
+		if seen != nil {
+			_, dup = seen[key]
+			seen[key] = struct{}{}
+		} else {
+			for _, m := range members {
+				if m.key == key {
+					dup = true
+					break
+				}
+			}
+			if len(members) >= 16 {
+				seen = make(map[string]struct{}, 2*len(members))
+				for _, m := range members {
+					seen[m.key] = struct{}{}
+				}
+				seen[key] = struct{}{}
+			}
+		}
+		if dup {
+			return nil, &jsonDuplicateError{Path: p.path(key)}
+		}
+		p.skipSpace()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return nil, p.unexpected("after object key")
+		}
+		p.i++
+		p.keys = append(p.keys, key)
+		val, err := p.value(false)
+		p.keys = p.keys[:len(p.keys)-1]
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, jsonMember{key: key, val: val})
+		p.skipSpace()
+		if p.i >= len(p.b) {
+			return nil, p.unexpected("")
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return members, nil
+		default:
+			return nil, p.unexpected("after object key:value pair")
+		}
+	}
+}
+
+// value parses any JSON value. inArray selects the map form for objects.
+func (p *lineParser) value(inArray bool) (any, error) {
+	p.skipSpace()
+	if p.i >= len(p.b) {
+		return nil, p.unexpected("")
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		ms, err := p.object()
+		if err != nil {
+			return nil, err
+		}
+		if inArray {
+			return membersToMap(ms), nil
+		}
+		return ms, nil
+	case c == '[':
+		p.i++
+		return p.array()
+	case c == '"':
+		p.i++
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, p.unexpected("looking for beginning of value")
+}
+
+func (p *lineParser) literal(word string) error {
+	if len(p.b)-p.i >= len(word) && string(p.b[p.i:p.i+len(word)]) == word {
+		p.i += len(word)
+		return nil
+	}
+	// Point at the first differing byte, as encoding/json does.
+	for j := 0; j < len(word); j++ {
+		if p.i >= len(p.b) || p.b[p.i] != word[j] {
+			return p.unexpected("in literal " + word)
+		}
+		p.i++
+	}
+	return nil
+}
+
+func (p *lineParser) array() ([]any, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxJSONDepth {
+		return nil, &jsonDepthError{Path: p.path("")}
+	}
+	arr := []any{}
+	p.skipSpace()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return arr, nil
+	}
+	for {
+		v, err := p.value(true)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		p.skipSpace()
+		if p.i >= len(p.b) {
+			return nil, p.unexpected("")
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return arr, nil
+		default:
+			return nil, p.unexpected("after array element")
+		}
+	}
+}
+
+func jsonIsDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns
+// its text: conversion to a typed value needs the literal, not a float.
+func (p *lineParser) number() (json.Number, error) {
+	start := p.i
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(p.b) && p.b[p.i] == '0':
+		p.i++
+	case p.i < len(p.b) && jsonIsDigit(p.b[p.i]):
+		for p.i < len(p.b) && jsonIsDigit(p.b[p.i]) {
+			p.i++
+		}
+	default:
+		return "", p.unexpected("in numeric literal")
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if p.i >= len(p.b) || !jsonIsDigit(p.b[p.i]) {
+			return "", p.unexpected("after decimal point in numeric literal")
+		}
+		for p.i < len(p.b) && jsonIsDigit(p.b[p.i]) {
+			p.i++
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(p.b) || !jsonIsDigit(p.b[p.i]) {
+			return "", p.unexpected("in exponent of numeric literal")
+		}
+		for p.i < len(p.b) && jsonIsDigit(p.b[p.i]) {
+			p.i++
+		}
+	}
+	return json.Number(p.b[start:p.i]), nil
+}
+
+// str parses a string body after the opening quote. Invalid UTF-8 and lone
+// surrogates become U+FFFD, as with encoding/json.
+func (p *lineParser) str() (string, error) {
+	start := p.i
+	// Fast path: no escapes.
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if c == '"' {
+			s := p.b[start:p.i]
+			p.i++
+			if !utf8.Valid(s) {
+				return fixUTF8(string(s)), nil
+			}
+			return string(s), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		p.i++
+	}
+	var sb strings.Builder
+	sb.Write(p.b[start:p.i])
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			s := sb.String()
+			if !utf8.ValidString(s) {
+				s = fixUTF8(s)
+			}
+			return s, nil
+		case c < 0x20:
+			return "", p.fail("invalid character %q in string literal", rune(c))
+		case c != '\\':
+			sb.WriteByte(c)
+			p.i++
+			continue
+		}
+		p.i++ // backslash
+		if p.i >= len(p.b) {
+			break
+		}
+		esc := p.b[p.i]
+		p.i++
+		switch esc {
+		case '"', '\\', '/':
+			sb.WriteByte(esc)
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return "", p.fail("invalid \\u escape in string literal")
+			}
+			if utf16.IsSurrogate(r) {
+				// A high surrogate must pair with a following low one.
+				save := p.i
+				if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
+					p.i += 2
+					if r2, ok := p.hex4(); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							sb.WriteRune(dec)
+							continue
+						}
+					}
+				}
+				p.i = save
+				r = utf8.RuneError
+			}
+			sb.WriteRune(r)
+		default:
+			p.i--
+			return "", p.unexpected("in string escape code")
+		}
+	}
+	return "", p.unexpected("")
+}
+
+func (p *lineParser) hex4() (rune, bool) {
+	if len(p.b)-p.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.b[p.i : p.i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+// fixUTF8 replaces every byte of an invalid UTF-8 sequence with U+FFFD, the
+// same repair encoding/json applies (strings.ToValidUTF8 would fold a run
+// into one replacement and so decode differently).
+func fixUTF8(s string) string {
+	var sb strings.Builder
+	sb.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			sb.WriteString("\uFFFD")
+		} else {
+			sb.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return sb.String()
+}

@@ -1,0 +1,533 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+)
+
+// ErrNotMutation: Mutate was given a read query.
+var ErrNotMutation = errors.New("query is not a mutation")
+
+// MutateOptions configure one mutation.
+type MutateOptions struct {
+	Actor string
+	// IfCommit, if set, makes the write conditional: it fails with
+	// *PreconditionFailedError unless the branch head is this commit id,
+	// both before any effect and at the publish CAS. Never retried.
+	IfCommit string
+}
+
+// MutationResult is the receipt of a mutation.
+type MutationResult struct {
+	AffectedNodes, AffectedEdges int64
+	Commit                       *CommitInfo // nil when nothing changed
+}
+
+// Mutate runs a mutation plan on a branch as one atomic commit. Statements
+// execute in order over a staging overlay of the head (later statements see
+// earlier ones' rows), the complete change is validated like a load, and
+// only then written and published. A mutation that affects nothing publishes
+// nothing.
+//
+// Insert-only mutations that lose the publish race re-run against the new
+// head. Mutations with an update or delete fail with *ReadSetChangedError
+// if a table they read changed meanwhile, and re-run otherwise.
+func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, params map[string]any, o MutateOptions) (*MutationResult, error) {
+	if plan == nil || !plan.IsMutation() {
+		return nil, ErrNotMutation
+	}
+	branch = branchOr(branch)
+	strict := false
+	for _, m := range plan.Mutations {
+		if m.Kind != query.MutInsertNode && m.Kind != query.MutInsertEdge {
+			strict = true
+		}
+	}
+	var readSet []string
+	for _, refs := range [][]query.TableRef{plan.Reads, plan.Writes} {
+		for _, r := range refs {
+			readSet = append(readSet, r.String())
+		}
+	}
+	var res MutationResult
+	c, _, err := g.runWrite(ctx, writeRequest{
+		branch: branch, ifCommit: o.IfCommit, kind: commit.KindMutate, actor: o.Actor, message: "mutate " + plan.Name,
+		prepare: func(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
+			x := &mutExec{snap: snap, cat: snap.cat, vals: newMutValues(plan, params, g.now().UTC()),
+				nodes: map[string]*mutTable{}, edges: map[string]*mutTable{}}
+			if err := x.run(ctx, plan); err != nil {
+				return nil, err
+			}
+			res = MutationResult{AffectedNodes: x.affectedNodes, AffectedEdges: x.affectedEdges}
+			if x.affectedNodes == 0 && x.affectedEdges == 0 {
+				return &prepared{noop: true}, nil
+			}
+			d, err := x.delta(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := Validate(ctx, snap.cat, snapshotCommitted{s: snap}, d); err != nil {
+				return nil, err
+			}
+			return &prepared{delta: d, strict: strict, readSet: readSet}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		ci := commitInfo(c, branch)
+		res.Commit = &ci
+	}
+	return &res, nil
+}
+
+// mutTable is the staging overlay of one type: pending row images shadow
+// committed rows with the same id; deleted hides committed or pending rows.
+type mutTable struct {
+	pending map[string]Row
+	order   []string // pending ids, first-staged order
+	deleted map[string]bool
+}
+
+func (t *mutTable) put(r Row) {
+	if _, ok := t.pending[r.ID]; !ok {
+		t.order = append(t.order, r.ID)
+	}
+	t.pending[r.ID] = r
+	delete(t.deleted, r.ID)
+}
+
+type mutExec struct {
+	snap  *GraphSnapshot
+	cat   *schema.Catalog
+	vals  *mutValues
+	nodes map[string]*mutTable
+	edges map[string]*mutTable
+
+	affectedNodes, affectedEdges int64
+}
+
+func (x *mutExec) table(m map[string]*mutTable, name string) *mutTable {
+	t := m[name]
+	if t == nil {
+		t = &mutTable{pending: map[string]Row{}, deleted: map[string]bool{}}
+		m[name] = t
+	}
+	return t
+}
+
+func (x *mutExec) run(ctx context.Context, plan *query.Plan) error {
+	for _, op := range plan.Mutations {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		switch op.Kind {
+		case query.MutInsertNode:
+			err = x.insertNode(op)
+		case query.MutInsertEdge:
+			err = x.insertEdge(op)
+		case query.MutUpdateNode:
+			err = x.updateNode(ctx, op)
+		case query.MutDeleteNode:
+			err = x.deleteNode(ctx, op)
+		case query.MutDeleteEdge:
+			err = x.deleteEdge(ctx, op)
+		default:
+			err = fmt.Errorf("exec: unknown mutation kind %v", op.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.Property, bool), values map[string]any, assigns []query.Assignment) error {
+	for _, a := range assigns {
+		p, ok := lookup(a.Prop)
+		if !ok {
+			return fmt.Errorf("exec: unknown property '%s'", a.Prop)
+		}
+		v, err := x.vals.eval(a.Value, a.Prop, p.Type)
+		if err != nil {
+			return err
+		}
+		values[a.Prop] = v
+	}
+	return nil
+}
+
+func (x *mutExec) insertNode(op *query.MutationOp) error {
+	nt, ok := x.cat.Node(op.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "node", Name: op.Type}
+	}
+	values := make(map[string]any, len(nt.Props))
+	for _, p := range nt.Props {
+		values[p.Name] = nil
+	}
+	if err := x.assign(nt.Props, nt.Prop, values, op.Assigns); err != nil {
+		return err
+	}
+	if err := blobsAllowed(nt.Props, values); err != nil {
+		return err
+	}
+	id := ulid.Make().String()
+	if len(nt.Key) > 0 {
+		for _, k := range nt.Key {
+			if values[k] == nil {
+				return &ConstraintError{Kind: ConstraintRequired, Type: nt.Name, Prop: k,
+					Msg: fmt.Sprintf("insert @key property '%s' cannot contain null", k)}
+			}
+		}
+		var err error
+		if id, err = nt.NodeID(values); err != nil {
+			return err
+		}
+	}
+	// A keyed insert is an upsert by id: the whole row is replaced.
+	x.table(x.nodes, nt.Name).put(Row{ID: id, Values: values})
+	x.affectedNodes++
+	return nil
+}
+
+func (x *mutExec) insertEdge(op *query.MutationOp) error {
+	et, ok := x.cat.Edge(op.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "edge", Name: op.Type}
+	}
+	str := schema.Type{Kind: schema.KindString}
+	var ends [2]string
+	for i, o := range []*query.Operand{op.From, op.To} {
+		name := [2]string{"from", "to"}[i]
+		if o == nil {
+			return fmt.Errorf("exec: edge insert missing '%s'", name)
+		}
+		v, err := x.vals.eval(*o, name, str)
+		if err != nil {
+			return err
+		}
+		s, ok := v.(string)
+		if !ok {
+			return &ConstraintError{Kind: ConstraintRequired, Type: et.Name, Prop: name,
+				Msg: fmt.Sprintf("edge %s '%s' must be a non-null string", et.Name, name)}
+		}
+		ends[i] = s
+	}
+	values := make(map[string]any, len(et.Props))
+	for _, p := range et.Props {
+		values[p.Name] = nil
+	}
+	if err := x.assign(et.Props, et.Prop, values, op.Assigns); err != nil {
+		return err
+	}
+	if err := blobsAllowed(et.Props, values); err != nil {
+		return err
+	}
+	x.table(x.edges, et.Name).put(Row{ID: ulid.Make().String(), Src: ends[0], Dst: ends[1], Values: values})
+	x.affectedEdges++
+	return nil
+}
+
+func blobsAllowed(props []*schema.Property, values map[string]any) error {
+	for _, p := range props {
+		if b, ok := values[p.Name].(Blob); ok && b.IsExternal() {
+			return &ValueError{Name: p.Name, Msg: fmt.Sprintf("external blob URI '%s' for property '%s' is not allowed (external blob ingest is denied)", b.URI, p.Name)}
+		}
+	}
+	return nil
+}
+
+// matcher evaluates a where predicate against one row's column value.
+type matcher struct {
+	op    query.CmpOp
+	right any
+}
+
+func (x *mutExec) matcher(w *query.Pred, t schema.Type) (matcher, error) {
+	v, err := x.vals.eval(w.Right, w.Left.Prop, t)
+	if err != nil {
+		return matcher{}, err
+	}
+	return matcher{op: w.Op, right: v}, nil
+}
+
+// match applies SQL-like semantics: a null on either side never matches.
+func (m matcher) match(v any) bool {
+	if v == nil || m.right == nil {
+		return false
+	}
+	c := Compare(v, m.right)
+	switch m.op {
+	case query.OpEq:
+		return c == 0
+	case query.OpNe:
+		return c != 0
+	case query.OpLt:
+		return c < 0
+	case query.OpLe:
+		return c <= 0
+	case query.OpGt:
+		return c > 0
+	case query.OpGe:
+		return c >= 0
+	}
+	return false
+}
+
+// liveNodes calls fn for each live row of a node type in the overlay:
+// committed rows not shadowed or deleted, then pending rows.
+func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id string, get func(string) any, row func() Row)) error {
+	t := x.table(x.nodes, nt.Name)
+	ct, err := x.snap.Nodes(ctx, nt.Name)
+	if err != nil {
+		return err
+	}
+	for i, id := range ct.IDs {
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
+			continue
+		}
+		fn(id, func(p string) any { return ct.Value(i, p) }, func() Row {
+			vals := make(map[string]any, len(nt.Props))
+			for _, p := range nt.Props {
+				vals[p.Name] = ct.Value(i, p.Name)
+			}
+			return Row{ID: id, Values: vals}
+		})
+	}
+	for _, id := range t.order {
+		r, ok := t.pending[id]
+		if !ok || t.deleted[id] {
+			continue
+		}
+		fn(id, func(p string) any { return r.Values[p] }, func() Row { return r })
+	}
+	return nil
+}
+
+func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id, src, dst string, get func(string) any)) error {
+	t := x.table(x.edges, et.Name)
+	ct, err := x.snap.Edges(ctx, et.Name)
+	if err != nil {
+		return err
+	}
+	for i, id := range ct.IDs {
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
+			continue
+		}
+		fn(id, ct.Src[i], ct.Dst[i], func(p string) any { return ct.Value(i, p) })
+	}
+	for _, id := range t.order {
+		r, ok := t.pending[id]
+		if !ok || t.deleted[id] {
+			continue
+		}
+		fn(id, r.Src, r.Dst, func(p string) any { return r.Values[p] })
+	}
+	return nil
+}
+
+func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
+	nt, ok := x.cat.Node(op.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "node", Name: op.Type}
+	}
+	for _, a := range op.Assigns {
+		for _, k := range nt.Key {
+			if a.Prop == k {
+				return &ConstraintError{Kind: ConstraintRequired, Type: nt.Name, Prop: k,
+					Msg: fmt.Sprintf("cannot update @key property '%s' — delete and re-insert instead", k)}
+			}
+		}
+	}
+	p, ok := nt.Prop(op.Where.Left.Prop)
+	if !ok {
+		return fmt.Errorf("exec: unknown property '%s'", op.Where.Left.Prop)
+	}
+	m, err := x.matcher(op.Where, p.Type)
+	if err != nil {
+		return err
+	}
+	// Evaluate assignments once: they do not depend on the row.
+	set := map[string]any{}
+	if err := x.assign(nt.Props, nt.Prop, set, op.Assigns); err != nil {
+		return err
+	}
+	if err := blobsAllowed(nt.Props, set); err != nil {
+		return err
+	}
+	var updated []Row
+	err = x.liveNodes(ctx, nt, func(id string, get func(string) any, row func() Row) {
+		if !m.match(get(p.Name)) {
+			return
+		}
+		r := row()
+		vals := maps.Clone(r.Values)
+		maps.Copy(vals, set)
+		updated = append(updated, Row{ID: id, Values: vals})
+	})
+	if err != nil {
+		return err
+	}
+	t := x.table(x.nodes, nt.Name)
+	for _, r := range updated {
+		t.put(r)
+	}
+	x.affectedNodes += int64(len(updated))
+	return nil
+}
+
+func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
+	nt, ok := x.cat.Node(op.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "node", Name: op.Type}
+	}
+	p, ok := nt.Prop(op.Where.Left.Prop)
+	if !ok {
+		return fmt.Errorf("exec: unknown property '%s'", op.Where.Left.Prop)
+	}
+	m, err := x.matcher(op.Where, p.Type)
+	if err != nil {
+		return err
+	}
+	gone := map[string]bool{}
+	err = x.liveNodes(ctx, nt, func(id string, get func(string) any, _ func() Row) {
+		if m.match(get(p.Name)) {
+			gone[id] = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	t := x.table(x.nodes, nt.Name)
+	for id := range gone {
+		t.deleted[id] = true
+	}
+	x.affectedNodes += int64(len(gone))
+	// Cascade to every edge incident to a deleted node.
+	for _, name := range op.Cascade {
+		et, ok := x.cat.Edge(name)
+		if !ok {
+			continue
+		}
+		var hit []string
+		err := x.liveEdges(ctx, et, func(id, src, dst string, _ func(string) any) {
+			if (et.From == nt.Name && gone[src]) || (et.To == nt.Name && gone[dst]) {
+				hit = append(hit, id)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		et2 := x.table(x.edges, et.Name)
+		for _, id := range hit {
+			et2.deleted[id] = true
+		}
+		x.affectedEdges += int64(len(hit))
+	}
+	return nil
+}
+
+func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
+	et, ok := x.cat.Edge(op.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "edge", Name: op.Type}
+	}
+	col := op.Where.Left.Prop
+	t := schema.Type{Kind: schema.KindString}
+	if col != "from" && col != "to" {
+		p, ok := et.Prop(col)
+		if !ok {
+			return fmt.Errorf("exec: unknown property '%s'", col)
+		}
+		t = p.Type
+	}
+	m, err := x.matcher(op.Where, t)
+	if err != nil {
+		return err
+	}
+	var hit []string
+	err = x.liveEdges(ctx, et, func(id, src, dst string, get func(string) any) {
+		var v any
+		switch col {
+		case "from":
+			v = src
+		case "to":
+			v = dst
+		default:
+			v = get(col)
+		}
+		if m.match(v) {
+			hit = append(hit, id)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	tt := x.table(x.edges, et.Name)
+	for _, id := range hit {
+		tt.deleted[id] = true
+	}
+	x.affectedEdges += int64(len(hit))
+	return nil
+}
+
+// delta turns the overlay into a validated-ready change set: pending rows
+// become upserts, deleted committed rows become deletes.
+func (x *mutExec) delta(ctx context.Context) (*Delta, error) {
+	d := NewDelta()
+	committed := snapshotCommitted{s: x.snap}
+	build := func(t *mutTable, exists func(id string) (bool, error)) (*TypeDelta, error) {
+		td := &TypeDelta{}
+		for _, id := range t.order {
+			if r, ok := t.pending[id]; ok && !t.deleted[id] {
+				td.Upserts = append(td.Upserts, r)
+			}
+		}
+		for _, id := range sortedTableKeys(t.deleted) {
+			ok, err := exists(id)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				td.Deletes = append(td.Deletes, id)
+			}
+		}
+		return td, nil
+	}
+	for name, t := range x.nodes {
+		td, err := build(t, func(id string) (bool, error) { return committed.NodeExists(ctx, name, id) })
+		if err != nil {
+			return nil, err
+		}
+		if len(td.Upserts)+len(td.Deletes) > 0 {
+			d.Nodes[name] = td
+		}
+	}
+	for name, t := range x.edges {
+		td, err := build(t, func(id string) (bool, error) {
+			_, _, ok, err := committed.EdgeEnds(ctx, name, id)
+			return ok, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(td.Upserts)+len(td.Deletes) > 0 {
+			d.Edges[name] = td
+		}
+	}
+	return d, nil
+}

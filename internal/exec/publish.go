@@ -1,0 +1,275 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// Failpoints of the engine's write path, in order (the table and commit
+// packages add their own inside each step). docs/write-path.md lists them.
+const (
+	FPBeforeWrite     = "exec/before-write"      // validated, nothing written yet
+	FPAfterTableData  = "exec/after-table-data"  // one table's fragment and deletion vectors written
+	FPAfterTableState = "exec/after-table-state" // one table's new state written
+	FPBeforePublish   = "exec/before-publish"    // every table state written, commit not yet
+	FPAfterPublish    = "exec/after-publish"     // the CAS succeeded: the write is visible
+)
+
+// prepared is one attempt's staged change, ready to write.
+type prepared struct {
+	delta *Delta
+	// noop: nothing changed, publish nothing (mutations only; a load
+	// always commits).
+	noop bool
+	// strict marks update/delete/overwrite writes: after a lost CAS they
+	// may rebase only if no table in readSet (and not the schema) changed.
+	strict  bool
+	readSet []string
+}
+
+// writeRequest is what runWrite needs besides the per-attempt preparation.
+type writeRequest struct {
+	branch   string
+	ifCommit string
+	kind     commit.Kind
+	actor    string
+	message  string
+	// prepare stages the change against a snapshot of the current head; it
+	// runs again, from scratch, after every lost CAS that may rebase.
+	prepare func(ctx context.Context, snap *GraphSnapshot) (*prepared, error)
+}
+
+// runWrite is the common write pipeline (docs/write-path.md): capture the
+// head, prepare and validate against it, write fragments, deletion vectors
+// and table states under fresh names, then publish with one CAS. A lost CAS
+// re-prepares from the new head (insert-only writes) or fails with
+// *ReadSetChangedError when a strict write's read set changed; a conditional
+// write fails with *PreconditionFailedError and is never retried.
+//
+// It returns the published commit, or nil when the change was a no-op.
+//
+// INVARIANT: nothing a write produces is visible before the publish CAS, and
+// a failure at any step leaves the branch at its old head
+// (TestEngineLoadCrashPoints, TestEngineStrictRace).
+func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit, *prepared, error) {
+	head, base, err := g.repo.Resolve(ctx, req.branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.ifCommit != "" && head.Commit.String() != req.ifCommit {
+		return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: head.Commit.String()}
+	}
+	for attempt := 0; ; attempt++ {
+		snap, err := g.snapshotOf(ctx, base, req.branch)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := req.prepare(ctx, snap)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.noop {
+			return nil, p, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if err := failpoint.Hit(FPBeforeWrite); err != nil {
+			return nil, nil, err
+		}
+		tables, err := g.writeTables(ctx, snap, p.delta)
+		if err != nil {
+			return nil, nil, err
+		}
+		if g.testBeforePublish != nil {
+			g.testBeforePublish(attempt)
+		}
+		if err := failpoint.Hit(FPBeforePublish); err != nil {
+			return nil, nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
+			Actor: req.actor, Message: req.message, Kind: req.kind})
+		if err == nil {
+			if err := failpoint.Hit(FPAfterPublish); err != nil {
+				return nil, nil, err
+			}
+			return c, p, nil
+		}
+		var moved *commit.HeadMovedError
+		if !errors.As(err, &moved) {
+			return nil, nil, err
+		}
+		newHead := moved.Actual
+		if newHead.ETag == "" || newHead.Seq == 0 {
+			if newHead, err = g.repo.Head(ctx, req.branch); err != nil {
+				return nil, nil, err
+			}
+		}
+		if req.ifCommit != "" {
+			return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
+		}
+		if attempt >= g.maxRetries {
+			return nil, nil, fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
+		}
+		newBase, err := g.repo.Commit(ctx, newHead.Commit)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.strict {
+			if err := readSetChanged(base, newBase, p.readSet); err != nil {
+				return nil, nil, err
+			}
+		}
+		head, base = newHead, newBase
+	}
+}
+
+// readSetChanged compares what a strict write read at its base with the new
+// head: the schema and the state key of every table in its read set.
+func readSetChanged(old, cur *commit.Commit, readSet []string) error {
+	if old.Schema != cur.Schema {
+		return &ReadSetChangedError{Member: "schema", Expected: old.Schema, Actual: cur.Schema}
+	}
+	for _, tk := range readSet {
+		if old.Tables[tk] != cur.Tables[tk] {
+			return &ReadSetChangedError{Member: tk, Expected: old.Tables[tk], Actual: cur.Tables[tk]}
+		}
+	}
+	return nil
+}
+
+// writeTables makes the delta durable as new table states (not yet
+// visible) and returns table key → new state key for every touched table.
+// Per table: replaced and deleted rows are hidden by deletion vectors (or,
+// for a Replace, the old fragments are dropped), the upserted images go into
+// one new fragment, then the state is written.
+func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) (map[string]string, error) {
+	out := map[string]string{}
+	committed := snapshotCommitted{s: snap}
+	write := func(tk string, td *TypeDelta, props []*schema.Property, edge bool) error {
+		if !td.Replace && len(td.Upserts) == 0 && len(td.Deletes) == 0 {
+			return nil
+		}
+		prefix := tablePrefix(tk)
+		base, err := snap.state(ctx, tk)
+		if err != nil {
+			return err
+		}
+		st := base
+		if td.Replace {
+			if st, err = table.NewState(base.Schema()); err != nil {
+				return err
+			}
+			if st, err = st.WithIndexes(nil); err != nil {
+				return err
+			}
+		} else {
+			remove := append([]string(nil), td.Deletes...)
+			_, name := splitTableKey(tk)
+			for _, r := range td.Upserts {
+				var ok bool
+				if edge {
+					_, _, ok, err = committed.EdgeEnds(ctx, name, r.ID)
+				} else {
+					ok, err = committed.NodeExists(ctx, name, r.ID)
+				}
+				if err != nil {
+					return err
+				}
+				if ok {
+					remove = append(remove, r.ID)
+				}
+			}
+			if len(remove) > 0 {
+				if st, _, err = table.Delete(ctx, g.st, prefix, st, remove); err != nil {
+					return fmt.Errorf("exec: %s: %w", tk, err)
+				}
+			}
+		}
+		if len(td.Upserts) > 0 {
+			frag, err := g.writeFragment(ctx, prefix, st.Schema(), td.Upserts, props, edge)
+			if err != nil {
+				return fmt.Errorf("exec: %s: %w", tk, err)
+			}
+			if st, err = st.Append(frag); err != nil {
+				return err
+			}
+		}
+		if err := failpoint.Hit(FPAfterTableData); err != nil {
+			return err
+		}
+		key, err := table.WriteState(ctx, g.st, prefix, st)
+		if err != nil {
+			return err
+		}
+		if err := failpoint.Hit(FPAfterTableState); err != nil {
+			return err
+		}
+		out[tk] = key
+		return ctx.Err()
+	}
+	for _, nt := range snap.cat.Nodes {
+		if td := d.Nodes[nt.Name]; td != nil {
+			if err := write(NodeKey(nt.Name), td, nt.Props, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, et := range snap.cat.Edges {
+		if td := d.Edges[et.Name]; td != nil {
+			if err := write(EdgeKey(et.Name), td, et.Props, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeFragment encodes rows as one fragment of a table schema.
+func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schema, rows []Row, props []*schema.Property, edge bool) (table.Fragment, error) {
+	b, err := table.NewBatchBuilder(nil, ts)
+	if err != nil {
+		return table.Fragment{}, err
+	}
+	defer b.Release()
+	types := make([]*schema.Property, len(ts.Columns))
+	for i, c := range ts.Columns {
+		types[i] = propByName(props, c.Name)
+	}
+	vals := make([]any, len(ts.Columns))
+	for _, r := range rows {
+		for i, c := range ts.Columns {
+			switch {
+			case c.Name == table.KeyColumn:
+				vals[i] = r.ID
+			case edge && c.Name == "src":
+				vals[i] = r.Src
+			case edge && c.Name == "dst":
+				vals[i] = r.Dst
+			case types[i] == nil:
+				vals[i] = nil
+			default:
+				v, err := toColumn(types[i].Type, r.Values[c.Name])
+				if err != nil {
+					return table.Fragment{}, &ConstraintError{Kind: ConstraintRequired, Prop: c.Name, ID: r.ID, Msg: err.Error()}
+				}
+				vals[i] = v
+			}
+		}
+		if err := b.Append(vals); err != nil {
+			return table.Fragment{}, fmt.Errorf("row '%s': %w", r.ID, err)
+		}
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	return table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+}

@@ -1,0 +1,340 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+)
+
+// RunOptions configures one read-query execution.
+type RunOptions struct {
+	// Now is the instant now() evaluates to (UTC). The zero time means the
+	// wall clock at the start of the run; callers that need reproducible
+	// results (tests, replays) set it.
+	Now time.Time
+	// Embed turns a String query of nearest() into a vector. model is the
+	// @embed model recorded on the ranked property ("" if none). When nil,
+	// nearest() with a String query is an execution error.
+	Embed func(ctx context.Context, text, model string) ([]float32, error)
+}
+
+// Result is the output of a read query: Rows[i][j] is the value of
+// Columns[j] in the value model of value.go (nil is null). Callers encode
+// cells with EncodeJSON(Columns[j].Type, v).
+type Result struct {
+	Columns []query.Column
+	Rows    [][]any
+}
+
+// RunError is a failure while executing a well-typed plan (an unparsable
+// date literal, a missing embedder, a ranking that cannot be computed). It
+// renders as "execution error: …" per spec/languages.md §1.
+type RunError struct{ Msg string }
+
+func (e *RunError) Error() string { return "execution error: " + e.Msg }
+
+func runErrorf(format string, args ...any) *RunError {
+	return &RunError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// RunRead executes the read plan against snap. params holds raw
+// JSON-decoded values keyed by parameter name without '$'; each declared
+// parameter is converted with ConvertParam (a missing non-nullable one is
+// the *ValueError "parameter 'x' not provided"); undeclared keys are
+// ignored.
+//
+// Execution is batch-at-a-time over rows of bound entity references (see
+// docs/query-execution.md); property values are read only by predicates,
+// sort keys and the final projection. RunRead does not retain snap or the
+// plan after it returns and is safe to call concurrently.
+func RunRead(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts RunOptions) (*Result, error) {
+	if plan == nil || plan.Read == nil {
+		return nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
+	}
+	r := &runner{
+		snap:   snap,
+		opts:   opts,
+		params: make(map[string]any, len(plan.Params)),
+		args:   map[*query.Argument]*argInput{},
+		inner:  map[*query.AntiJoin]*layout{},
+		argOf:  map[*query.AntiJoin]*query.Argument{},
+		texts:  map[textKey]*textIndex{},
+		scores: map[string]map[int32]float64{},
+	}
+	for _, ps := range plan.Params {
+		raw, present := params[ps.Name]
+		v, err := ConvertParam(ps.Name, ps.Type, raw, present)
+		if err != nil {
+			return nil, err
+		}
+		r.params[ps.Name] = v
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	r.now = now.UTC().UnixMilli()
+
+	rows, err := r.output(ctx, plan.Read)
+	if err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return &Result{Columns: plan.Columns, Rows: rows}, nil
+}
+
+func planName(p *query.Plan) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
+}
+
+// runner holds the state of one RunRead call. It is not shared between
+// calls, so caches here never outlive one snapshot.
+type runner struct {
+	snap   Snapshot
+	opts   RunOptions
+	params map[string]any
+	now    int64
+
+	top   *layout
+	args  map[*query.Argument]*argInput
+	inner map[*query.AntiJoin]*layout
+	argOf map[*query.AntiJoin]*query.Argument
+
+	// rank is the query's ranking (at most one per query) and rankSlot the
+	// top-layout slot of the ranked variable; rankPos maps a ranked
+	// entity's node row to its position, set by the operator that ranked.
+	rank     *query.RankSpec
+	rankSlot int
+	rankPos  map[int32]int
+	// arm selects the rrf arm being evaluated (-1 outside rrf fusion).
+	arm int
+
+	texts  map[textKey]*textIndex
+	scores map[string]map[int32]float64 // rank spec text → entity row → score
+}
+
+// argInput is what an anti-join hands its sub-plan's Argument leaf: the
+// outer rows and their layout.
+type argInput struct {
+	rows *rowSet
+	l    *layout
+}
+
+// output evaluates the projection-level operators (Limit, Project,
+// Aggregate and the Sort above an Aggregate) and returns output rows.
+func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
+	switch o := op.(type) {
+	case *query.Limit:
+		rows, err := r.output(ctx, o.Input)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(rows)) > o.N {
+			rows = rows[:o.N]
+		}
+		return rows, nil
+	case *query.Project:
+		rs, l, err := r.bindingRows(ctx, o.Input)
+		if err != nil {
+			return nil, err
+		}
+		return r.project(ctx, o, rs, l)
+	case *query.Aggregate:
+		rs, l, err := r.bindingRows(ctx, o.Input)
+		if err != nil {
+			return nil, err
+		}
+		return r.aggregate(ctx, o, rs, l)
+	case *query.Sort:
+		agg, ok := o.Input.(*query.Aggregate)
+		if !ok {
+			return nil, runErrorf("plan has a column sort over %T", o.Input)
+		}
+		rows, err := r.output(ctx, agg)
+		if err != nil {
+			return nil, err
+		}
+		return sortOutput(o, agg.Columns, rows)
+	}
+	return nil, runErrorf("plan root %T produces no output columns", op)
+}
+
+// bindingRows prepares the top layout and evaluates the binding-level tree
+// under a projection. With a ranking it regroups rows by rank position
+// (fan-out rows stay under their ranked entity) and, for rrf, fuses the
+// arms' pipelines.
+func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout, error) {
+	r.top = newLayout(false)
+	if err := r.declare(ctx, op, r.top); err != nil {
+		return nil, nil, err
+	}
+	r.rank = findRank(op)
+	r.arm = -1
+	if r.rank == nil {
+		rs, err := r.eval(ctx, op, r.top)
+		return rs, r.top, err
+	}
+	r.rankSlot = r.top.idx(rankVar(r.rank))
+	if r.rank.Func != "rrf" {
+		rs, err := r.eval(ctx, op, r.top)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.regroup(rs), r.top, nil
+	}
+	rs, err := r.fuseRRF(ctx, op)
+	return rs, r.top, err
+}
+
+// findRank returns the ranking of a Scan or RankRows in the binding tree
+// (outside anti-join sub-plans, which never rank).
+func findRank(op query.Op) *query.RankSpec {
+	switch o := op.(type) {
+	case *query.Scan:
+		return o.Rank
+	case *query.RankRows:
+		return o.Rank
+	case *query.AntiJoin:
+		return findRank(o.Input)
+	}
+	for _, c := range op.Children() {
+		if rk := findRank(c); rk != nil {
+			return rk
+		}
+	}
+	return nil
+}
+
+func rankVar(rk *query.RankSpec) string {
+	if rk.Func == "rrf" {
+		return rk.Arms[0].Var
+	}
+	return rk.Var
+}
+
+// eval evaluates a binding-level operator in layout l.
+func (r *runner) eval(ctx context.Context, op query.Op, l *layout) (*rowSet, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch o := op.(type) {
+	case *query.Scan:
+		return r.evalScan(ctx, o, l)
+	case *query.Argument:
+		return r.evalArgument(o, l)
+	case *query.Expand:
+		return r.evalExpand(ctx, o, l)
+	case *query.CrossJoin:
+		return r.evalCrossJoin(ctx, o, l)
+	case *query.Filter:
+		in, err := r.eval(ctx, o.Input, l)
+		if err != nil {
+			return nil, err
+		}
+		keep, err := r.pred(ctx, &o.Pred, l)
+		if err != nil {
+			return nil, err
+		}
+		return in.filter(keep), nil
+	case *query.AntiJoin:
+		return r.evalAntiJoin(ctx, o, l)
+	case *query.RankRows:
+		return r.evalRankRows(ctx, o, l)
+	case *query.Sort:
+		in, err := r.eval(ctx, o.Input, l)
+		if err != nil {
+			return nil, err
+		}
+		return r.sortRows(ctx, o, in, l)
+	}
+	return nil, runErrorf("operator %T is not valid below a projection", op)
+}
+
+func (r *runner) evalCrossJoin(ctx context.Context, o *query.CrossJoin, l *layout) (*rowSet, error) {
+	left, err := r.eval(ctx, o.Left, l)
+	if err != nil {
+		return nil, err
+	}
+	right, err := r.eval(ctx, o.Right, l)
+	if err != nil {
+		return nil, err
+	}
+	out := newRowSet(l.width(), left.n()*right.n())
+	for i := 0; i < left.n(); i++ {
+		lr := left.row(i)
+		for j := 0; j < right.n(); j++ {
+			dst := out.push(lr)
+			for s, v := range right.row(j) {
+				if v >= 0 {
+					dst[s] = v
+				}
+			}
+		}
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r *runner) evalArgument(o *query.Argument, l *layout) (*rowSet, error) {
+	in := r.args[o]
+	if in == nil {
+		return nil, runErrorf("anti-join argument evaluated outside its anti-join")
+	}
+	out := newRowSet(l.width(), in.rows.n())
+	from := make([]int, len(o.Vars))
+	to := make([]int, len(o.Vars))
+	for k, v := range o.Vars {
+		from[k], to[k] = in.l.idx(v), l.idx(v)
+	}
+	for i := 0; i < in.rows.n(); i++ {
+		src := in.rows.row(i)
+		dst := out.pushEmpty()
+		dst[originSlot] = int32(i)
+		for k := range from {
+			dst[to[k]] = src[from[k]]
+		}
+	}
+	return out, nil
+}
+
+// evalAntiJoin evaluates the sub-plan once for all outer rows (each inner
+// row remembers its outer row in the origin slot) and keeps the outer rows
+// that produced no inner row.
+func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout) (*rowSet, error) {
+	outer, err := r.eval(ctx, o.Input, l)
+	if err != nil {
+		return nil, err
+	}
+	if outer.n() == 0 {
+		return outer, nil
+	}
+	arg := r.argOf[o]
+	r.args[arg] = &argInput{rows: outer, l: l}
+	sub, err := r.eval(ctx, o.Sub, r.inner[o])
+	delete(r.args, arg)
+	if err != nil {
+		return nil, err
+	}
+	hit := make([]bool, outer.n())
+	for i := 0; i < sub.n(); i++ {
+		hit[sub.row(i)[originSlot]] = true
+	}
+	out := newRowSet(outer.w, outer.n())
+	for i := 0; i < outer.n(); i++ {
+		if !hit[i] {
+			out.push(outer.row(i))
+		}
+	}
+	return out, nil
+}

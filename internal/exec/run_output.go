@@ -1,0 +1,259 @@
+package exec
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+)
+
+// project reads the output columns of every row; this is the first place
+// most property values are touched.
+func (r *runner) project(ctx context.Context, o *query.Project, rs *rowSet, l *layout) ([][]any, error) {
+	fns := make([]valueFn, len(o.Cols))
+	for i, c := range o.Cols {
+		fn, _, err := r.operand(ctx, c.Value, l)
+		if err != nil {
+			return nil, err
+		}
+		fns[i] = fn
+	}
+	out := make([][]any, rs.n())
+	cells := make([]any, rs.n()*len(fns))
+	for i := range out {
+		row := rs.row(i)
+		vals := cells[i*len(fns) : (i+1)*len(fns) : (i+1)*len(fns)]
+		for j, fn := range fns {
+			vals[j] = fn(row)
+		}
+		out[i] = vals
+	}
+	return out, nil
+}
+
+// aggState accumulates one aggregate column of one group.
+type aggState struct {
+	n   int64 // non-null values seen
+	sum float64
+	ext any // min/max so far
+}
+
+// aggregate groups rows by the key columns in first-seen order (§5.5).
+// Rows count with multiplicity. With no keys and no rows it yields one row
+// (count 0, others null); with keys and no rows, none.
+func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, l *layout) ([][]any, error) {
+	keyFns := make([]valueFn, len(o.Keys))
+	for i, k := range o.Keys {
+		fn, _, err := r.operand(ctx, k.Value, l)
+		if err != nil {
+			return nil, err
+		}
+		keyFns[i] = fn
+	}
+	argFns := make([]valueFn, len(o.Aggs))
+	for i, a := range o.Aggs {
+		fn, _, err := r.operand(ctx, a.Arg, l)
+		if err != nil {
+			return nil, err
+		}
+		argFns[i] = fn
+	}
+	type group struct {
+		keys []any
+		st   []aggState
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	keyBuf := make([]any, len(keyFns))
+	for i := 0; i < rs.n(); i++ {
+		row := rs.row(i)
+		for k, fn := range keyFns {
+			keyBuf[k] = fn(row)
+		}
+		tk := TupleKey(keyBuf)
+		g := byKey[tk]
+		if g == nil {
+			g = &group{keys: slices.Clone(keyBuf), st: make([]aggState, len(argFns))}
+			byKey[tk] = g
+			groups = append(groups, g)
+		}
+		for a, fn := range argFns {
+			v := fn(row)
+			if v == nil {
+				continue
+			}
+			st := &g.st[a]
+			st.n++
+			switch o.Aggs[a].Func {
+			case "sum", "avg":
+				st.sum += toFloat(v)
+			case "min":
+				if st.ext == nil || Compare(v, st.ext) < 0 {
+					st.ext = v
+				}
+			case "max":
+				if st.ext == nil || Compare(v, st.ext) > 0 {
+					st.ext = v
+				}
+			}
+		}
+	}
+	if len(groups) == 0 && len(keyFns) == 0 {
+		groups = append(groups, &group{st: make([]aggState, len(argFns))})
+	}
+	// Columns interleave keys and aggregates in projection order; both
+	// lists keep that order, so two cursors recover each column's source.
+	type src struct {
+		agg bool
+		i   int
+	}
+	var srcs []src
+	ki, ai := 0, 0
+	for _, name := range o.Columns {
+		if ki < len(o.Keys) && o.Keys[ki].Name == name {
+			srcs = append(srcs, src{false, ki})
+			ki++
+		} else if ai < len(o.Aggs) {
+			srcs = append(srcs, src{true, ai})
+			ai++
+		}
+	}
+	out := make([][]any, 0, len(groups))
+	for _, g := range groups {
+		row := make([]any, len(srcs))
+		for c, s := range srcs {
+			if !s.agg {
+				row[c] = g.keys[s.i]
+				continue
+			}
+			st := g.st[s.i]
+			switch o.Aggs[s.i].Func {
+			case "count":
+				row[c] = st.n
+			case "sum":
+				if st.n > 0 {
+					row[c] = st.sum
+				}
+			case "avg":
+				if st.n > 0 {
+					row[c] = st.sum / float64(st.n)
+				}
+			default:
+				row[c] = st.ext
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// toFloat widens a numeric value for sum/avg.
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float64:
+		return x
+	case int32:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case int:
+		return float64(x)
+	}
+	return 0
+}
+
+// compareKey orders two sort-key values: Compare (nulls first) ascending,
+// reversed for descending, so nulls come last descending (§5.6).
+func compareKey(a, b any, desc bool) int {
+	c := Compare(a, b)
+	if desc {
+		return -c
+	}
+	return c
+}
+
+// sortRows orders binding rows by the user keys, then by the id of every
+// tie-break variable ascending, which makes the order total (§5.6).
+func (r *runner) sortRows(ctx context.Context, o *query.Sort, rs *rowSet, l *layout) (*rowSet, error) {
+	n := rs.n()
+	nk := len(o.Keys)
+	keys := make([]any, n*nk)
+	for k, sk := range o.Keys {
+		fn, _, err := r.operand(ctx, sk.Value, l)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < n; i++ {
+			keys[i*nk+k] = fn(rs.row(i))
+		}
+	}
+	var ties []int
+	for _, v := range o.TieBreak {
+		if s := l.idx(v); s >= 0 {
+			ties = append(ties, s)
+		}
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		for k, sk := range o.Keys {
+			if c := compareKey(keys[a*nk+k], keys[b*nk+k], sk.Desc); c != 0 {
+				return c
+			}
+		}
+		ra, rb := rs.row(a), rs.row(b)
+		for _, s := range ties {
+			if c := strings.Compare(l.entityID(ra, s), l.entityID(rb, s)); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := newRowSet(rs.w, n)
+	for _, i := range perm {
+		out.push(rs.row(i))
+	}
+	return out, nil
+}
+
+// sortOutput orders aggregate output rows by output columns, then by every
+// column ascending.
+func sortOutput(o *query.Sort, cols []string, rows [][]any) ([][]any, error) {
+	colIdx := func(name string) int { return slices.Index(cols, name) }
+	keyCols := make([]int, len(o.Keys))
+	for i, k := range o.Keys {
+		keyCols[i] = colIdx(k.Column)
+		if keyCols[i] < 0 {
+			return nil, runErrorf("order key `%s` is not an output column", k.Column)
+		}
+	}
+	var ties []int
+	for _, c := range o.TieColumns {
+		if i := colIdx(c); i >= 0 {
+			ties = append(ties, i)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b []any) int {
+		for i, k := range o.Keys {
+			if c := compareKey(a[keyCols[i]], b[keyCols[i]], k.Desc); c != 0 {
+				return c
+			}
+		}
+		for _, c := range ties {
+			if x := Compare(a[c], b[c]); x != 0 {
+				return x
+			}
+		}
+		return 0
+	})
+	return rows, nil
+}

@@ -1,0 +1,117 @@
+package exec
+
+import (
+	"context"
+	"slices"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+)
+
+// evalScan emits one row per node of the scanned type that passes every
+// pushed-down filter. With a ranking the filtered candidates are ranked
+// (pre-filtering, §5.7) and emitted in rank order.
+func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSet, error) {
+	s := l.idx(o.Var)
+	tbl := l.slots[s].nodes
+	preds := make([]func([]int32) bool, 0, len(o.Filters))
+	for i := range o.Filters {
+		p, err := r.pred(ctx, &o.Filters[i], l)
+		if err != nil {
+			return nil, err
+		}
+		preds = append(preds, p)
+	}
+	buf := make([]int32, l.width())
+	for i := range buf {
+		buf[i] = -1
+	}
+	var cands []int32
+	out := newRowSet(l.width(), 0)
+	for i := 0; i < tbl.Len(); i++ {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		buf[s] = int32(i)
+		keep := true
+		for _, p := range preds {
+			if !p(buf) {
+				keep = false
+				break
+			}
+		}
+		if !keep {
+			continue
+		}
+		if o.Rank != nil {
+			cands = append(cands, int32(i))
+		} else {
+			out.push(buf)
+		}
+	}
+	if o.Rank == nil {
+		return out, nil
+	}
+	ranked, err := r.rankEntities(ctx, o.Rank, o.K, tbl, cands)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ranked {
+		buf[s] = e
+		out.push(buf)
+	}
+	return out, nil
+}
+
+// evalRankRows ranks a variable that a traversal introduced: its distinct
+// entities are ranked like a scan's candidates and rows of entities that
+// do not rank (outside the top K, or no bm25 match) are dropped. The final
+// order is applied by regroup.
+func (r *runner) evalRankRows(ctx context.Context, o *query.RankRows, l *layout) (*rowSet, error) {
+	in, err := r.eval(ctx, o.Input, l)
+	if err != nil {
+		return nil, err
+	}
+	s := l.idx(rankVar(o.Rank))
+	seen := map[int32]bool{}
+	var cands []int32
+	for i := 0; i < in.n(); i++ {
+		if e := in.row(i)[s]; !seen[e] {
+			seen[e] = true
+			cands = append(cands, e)
+		}
+	}
+	ranked, err := r.rankEntities(ctx, o.Rank, o.K, l.slots[s].nodes, cands)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[int32]bool, len(ranked))
+	for _, e := range ranked {
+		keep[e] = true
+	}
+	return in.filter(func(row []int32) bool { return keep[row[s]] }), nil
+}
+
+// regroup orders rows by the rank position of their ranked entity,
+// stably, so fan-out rows stay grouped under their entity in the order the
+// pipeline produced them.
+func (r *runner) regroup(rs *rowSet) *rowSet {
+	s := r.rankSlot
+	perm := make([]int, rs.n())
+	for i := range perm {
+		perm[i] = i
+	}
+	pos := func(i int) int {
+		if p, ok := r.rankPos[rs.row(i)[s]]; ok {
+			return p
+		}
+		return len(r.rankPos)
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return pos(a) - pos(b) })
+	out := newRowSet(rs.w, rs.n())
+	for _, i := range perm {
+		out.push(rs.row(i))
+	}
+	return out
+}

@@ -1,0 +1,517 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+)
+
+// BM25 parameters (Lance/tantivy defaults, spec §5.7).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// maxTokenBytes drops longer tokens, like the FTS tokenizer's
+	// remove_long filter.
+	maxTokenBytes = 40
+	// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
+	defaultMaxEdits = 2
+)
+
+// stopWords is the English stop-word list of the FTS tokenizer (the
+// Lucene/tantivy list), smaller than snowball's own.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true,
+	"by": true, "for": true, "if": true, "in": true, "into": true, "is": true, "it": true, "no": true,
+	"not": true, "of": true, "on": true, "or": true, "such": true, "that": true, "the": true,
+	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
+	"was": true, "will": true, "with": true,
+}
+
+// analyze turns text into index terms: lowercase, split on anything that
+// is not a letter or digit, drop over-long tokens and stop words, then
+// Porter2-stem ("Learning" and "learn" both give "learn").
+func analyze(text string) []string {
+	var terms []string
+	for _, tok := range strings.FieldsFunc(strings.ToLower(text), func(c rune) bool {
+		return !unicode.IsLetter(c) && !unicode.IsDigit(c)
+	}) {
+		if len(tok) > maxTokenBytes || stopWords[tok] {
+			continue
+		}
+		terms = append(terms, english.Stem(tok, true))
+	}
+	return terms
+}
+
+// queryTerms analyzes a search query; repeated terms count once.
+func queryTerms(q string) []string {
+	terms := analyze(q)
+	slices.Sort(terms)
+	return slices.Compact(terms)
+}
+
+type textKey struct {
+	t     *NodeTable
+	field string
+}
+
+// textIndex is an in-memory inverted view of one String column: per-row
+// term frequencies plus the corpus statistics BM25 needs. It is built once
+// per run per (table, field); the corpus is the whole node table, as an
+// FTS index would be, so prefilters do not change scores.
+type textIndex struct {
+	tf    []map[string]int32 // nil for null fields
+	dl    []int
+	df    map[string]int
+	docs  int
+	avgdl float64
+}
+
+func (r *runner) textIndex(t *NodeTable, field string) *textIndex {
+	k := textKey{t, field}
+	if ix := r.texts[k]; ix != nil {
+		return ix
+	}
+	ix := &textIndex{tf: make([]map[string]int32, t.Len()), dl: make([]int, t.Len()), df: map[string]int{}}
+	col := t.Cols[field]
+	total := 0
+	for i := 0; i < t.Len(); i++ {
+		if col == nil {
+			break
+		}
+		s, ok := col[i].(string)
+		if !ok {
+			continue // null field: not part of the corpus
+		}
+		terms := analyze(s)
+		m := make(map[string]int32, len(terms))
+		for _, term := range terms {
+			if m[term] == 0 {
+				ix.df[term]++
+			}
+			m[term]++
+		}
+		ix.tf[i], ix.dl[i] = m, len(terms)
+		ix.docs++
+		total += len(terms)
+	}
+	if ix.docs > 0 {
+		ix.avgdl = float64(total) / float64(ix.docs)
+	}
+	r.texts[k] = ix
+	return ix
+}
+
+// matches reports whether row holds at least one of terms.
+func (ix *textIndex) matches(row int32, terms []string) bool {
+	m := ix.tf[row]
+	for _, t := range terms {
+		if m[t] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fuzzyMatches reports whether some term of row is within maxEdits
+// Levenshtein edits of some query term.
+func (ix *textIndex) fuzzyMatches(row int32, terms []string, maxEdits int) bool {
+	for dt := range ix.tf[row] {
+		for _, qt := range terms {
+			if levenshteinWithin(dt, qt, maxEdits) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bm25 scores row for terms; ok is false when no term occurs in it.
+func (ix *textIndex) bm25(row int32, terms []string) (score float64, ok bool) {
+	m := ix.tf[row]
+	if m == nil {
+		return 0, false
+	}
+	n := float64(ix.docs)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.dl[row])/ix.avgdl)
+	for _, t := range terms {
+		tf := float64(m[t])
+		if tf == 0 {
+			continue
+		}
+		df := float64(ix.df[t])
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		score += idf * tf * (bm25K1 + 1) / (tf + norm)
+		ok = true
+	}
+	return score, ok
+}
+
+// levenshteinWithin reports whether the edit distance of a and b (over
+// runes) is at most k, stopping as soon as every path exceeds k.
+func levenshteinWithin(a, b string, k int) bool {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > k || -d > k {
+		return false
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > k {
+			return false
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)] <= k
+}
+
+// textPred compiles search / match_text / fuzzy over a node's String
+// property. match_text is the same token-OR match as search (§5.7).
+func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(row []int32) bool, error) {
+	s := l.idx(p.Left.Var)
+	if s < 0 || l.slots[s].edge {
+		return nil, runErrorf("%s field must be a node property", p.Func)
+	}
+	ix := r.textIndex(l.slots[s].nodes, p.Left.Prop)
+	qfn, konst, err := r.operand(ctx, p.Right, l)
+	if err != nil {
+		return nil, err
+	}
+	maxEdits := defaultMaxEdits
+	if p.MaxEdits != nil {
+		v, err := r.constant(*p.MaxEdits)
+		if err != nil {
+			return nil, err
+		}
+		n, ok := v.(int64)
+		if !ok || n < 0 {
+			return nil, runErrorf("fuzzy max_edits must be a non-negative integer")
+		}
+		maxEdits = int(n)
+	}
+	match := func(row int32, terms []string) bool {
+		if p.Func == "fuzzy" {
+			return ix.fuzzyMatches(row, terms, maxEdits)
+		}
+		return ix.matches(row, terms)
+	}
+	if konst {
+		q, _ := qfn(nil).(string)
+		if qfn(nil) == nil {
+			return func([]int32) bool { return false }, nil
+		}
+		terms := queryTerms(q)
+		return func(row []int32) bool { return match(row[s], terms) }, nil
+	}
+	cache := map[string][]string{}
+	return func(row []int32) bool {
+		q, ok := qfn(row).(string)
+		if !ok {
+			return false
+		}
+		terms, seen := cache[q]
+		if !seen {
+			terms = queryTerms(q)
+			cache[q] = terms
+		}
+		return match(row[s], terms)
+	}, nil
+}
+
+// queryVector resolves nearest()'s query: a Vector param, a numeric list
+// literal, or a String embedded with RunOptions.Embed. nil means a null
+// parameter, which ranks nothing.
+func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *NodeTable) ([]float32, error) {
+	switch rk.Query.Kind {
+	case query.OpdParam, query.OpdLit:
+	default:
+		return nil, runErrorf("nearest query must be a parameter or literal, got %s", rk.Query)
+	}
+	v, err := r.constant(rk.Query)
+	if err != nil {
+		return nil, err
+	}
+	switch q := v.(type) {
+	case nil:
+		return nil, nil
+	case []float32:
+		return q, nil
+	case []any:
+		vec := make([]float32, len(q))
+		for i, e := range q {
+			vec[i] = float32(toFloat(e))
+		}
+		return vec, nil
+	case string:
+		if r.opts.Embed == nil {
+			return nil, runErrorf("nearest($%s.%s, <String>) needs an embedding provider; none is configured", rk.Var, rk.Field)
+		}
+		model := ""
+		if prop, ok := t.Type.Prop(rk.Field); ok && prop.Embed != nil {
+			model = prop.Embed.Model
+		}
+		vec, err := r.opts.Embed(ctx, q, model)
+		if err != nil {
+			return nil, runErrorf("embedding nearest query: %v", err)
+		}
+		return vec, nil
+	}
+	return nil, runErrorf("nearest query has unsupported value %T", v)
+}
+
+// l2 is the Euclidean distance; ok is false for a null or mis-sized vector.
+func l2(v any, q []float32) (float64, bool) {
+	x, ok := v.([]float32)
+	if !ok || len(x) != len(q) {
+		return 0, false
+	}
+	var sum float64
+	for i := range x {
+		d := float64(x[i]) - float64(q[i])
+		sum += d * d
+	}
+	return math.Sqrt(sum), true
+}
+
+type scored struct {
+	row   int32
+	score float64
+}
+
+// rankEntities orders candidate rows of t by rk and returns them in rank
+// order: nearest by L2 distance ascending, cut to the top k (k > 0); bm25
+// by score descending, rows without a matching term dropped; score ties by
+// node id ascending (spec §10). It records rank positions and scores for
+// regrouping and score projection. An rrf ranks by the arm selected for
+// the current fusion pass.
+func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *NodeTable, cands []int32) ([]int32, error) {
+	if rk.Func == "rrf" {
+		if r.arm < 0 {
+			return nil, runErrorf("rrf evaluated outside rank fusion")
+		}
+		rk = rk.Arms[r.arm]
+		if rk.Func == "bm25" {
+			k = 0
+		}
+	}
+	var list []scored
+	desc := false
+	switch rk.Func {
+	case "nearest":
+		q, err := r.queryVector(ctx, rk, t)
+		if err != nil {
+			return nil, err
+		}
+		if q != nil {
+			col := t.Cols[rk.Field]
+			for _, c := range cands {
+				if col == nil {
+					break
+				}
+				if d, ok := l2(col[c], q); ok {
+					list = append(list, scored{c, d})
+				}
+			}
+		}
+	case "bm25":
+		qv, err := r.constant(rk.Query)
+		if err != nil {
+			return nil, err
+		}
+		qs, _ := qv.(string)
+		terms := queryTerms(qs)
+		ix := r.textIndex(t, rk.Field)
+		for _, c := range cands {
+			if sc, ok := ix.bm25(c, terms); ok {
+				list = append(list, scored{c, sc})
+			}
+		}
+		desc = true
+	default:
+		return nil, runErrorf("unknown ranking function %s", rk.Func)
+	}
+	slices.SortFunc(list, func(a, b scored) int {
+		c := cmp.Compare(a.score, b.score)
+		if desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return strings.Compare(t.IDs[a.row], t.IDs[b.row])
+	})
+	if k > 0 && int64(len(list)) > k {
+		list = list[:k]
+	}
+	out := make([]int32, len(list))
+	pos := make(map[int32]int, len(list))
+	scores := make(map[int32]float64, len(list))
+	for i, s := range list {
+		out[i] = s.row
+		pos[s.row] = i
+		scores[s.row] = s.score
+	}
+	r.rankPos = pos
+	r.scores[rk.String()] = scores
+	return out, nil
+}
+
+// fuseRRF runs the binding pipeline once per rrf arm and fuses the arms'
+// ranked entity lists: score(e) = Σ 1/(k + rank + 1), sorted descending,
+// stable with ties in first-appearance order (arm 1's entities first). The
+// top K entities are kept and each contributes all its rows (§5.7).
+func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
+	kv, err := r.constant(r.rank.K)
+	if err != nil {
+		return nil, err
+	}
+	kRRF := toFloat(kv)
+	if kv == nil || kRRF <= 0 {
+		return nil, runErrorf("rrf k must be positive")
+	}
+	limit := rankLimit(op)
+	type armOut struct {
+		rows  *rowSet
+		byEnt map[int32][]int
+		order []int32
+	}
+	var arms [2]armOut
+	for a := range arms {
+		r.arm = a
+		r.rankPos = nil
+		rs, err := r.eval(ctx, op, r.top)
+		if err != nil {
+			return nil, err
+		}
+		rs = r.regroup(rs)
+		ao := armOut{rows: rs, byEnt: map[int32][]int{}}
+		for i := 0; i < rs.n(); i++ {
+			e := rs.row(i)[r.rankSlot]
+			if _, ok := ao.byEnt[e]; !ok {
+				ao.order = append(ao.order, e)
+			}
+			ao.byEnt[e] = append(ao.byEnt[e], i)
+		}
+		arms[a] = ao
+	}
+	r.arm = -1
+	score := map[int32]float64{}
+	var ents []int32
+	for _, ao := range arms {
+		for rank, e := range ao.order {
+			if _, ok := score[e]; !ok {
+				ents = append(ents, e)
+			}
+			score[e] += 1 / (kRRF + float64(rank) + 1)
+		}
+	}
+	slices.SortStableFunc(ents, func(a, b int32) int { return cmp.Compare(score[b], score[a]) })
+	if limit > 0 && int64(len(ents)) > limit {
+		ents = ents[:limit]
+	}
+	out := newRowSet(r.top.width(), 0)
+	r.rankPos = make(map[int32]int, len(ents))
+	for i, e := range ents {
+		r.rankPos[e] = i
+		for _, ao := range arms {
+			if rows, ok := ao.byEnt[e]; ok {
+				for _, ri := range rows {
+					out.push(ao.rows.row(ri))
+				}
+				break
+			}
+		}
+	}
+	r.scores[r.rank.String()] = score
+	return out, nil
+}
+
+// rankLimit returns the K of the operator that ranks (the query limit).
+func rankLimit(op query.Op) int64 {
+	switch o := op.(type) {
+	case *query.Scan:
+		if o.Rank != nil {
+			return o.K
+		}
+	case *query.RankRows:
+		return o.K
+	case *query.AntiJoin:
+		return rankLimit(o.Input)
+	}
+	for _, c := range op.Children() {
+		if k := rankLimit(c); k > 0 {
+			return k
+		}
+	}
+	return 0
+}
+
+// scoreFn projects a ranking score (Go extension, §5.7): the nearest
+// distance, the bm25 score, or the fused rrf score of the row's entity.
+// Scores computed by the query's ordering are reused; otherwise nearest
+// and bm25 are computed per entity over the whole table.
+func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (valueFn, error) {
+	s := l.idx(rankVar(rk))
+	if s < 0 || l.slots[s].edge {
+		return nil, runErrorf("%s ranks an unbound variable", rk)
+	}
+	if m := r.scores[rk.String()]; m != nil {
+		return func(row []int32) any {
+			if v, ok := m[row[s]]; ok {
+				return v
+			}
+			return nil
+		}, nil
+	}
+	t := l.slots[s].nodes
+	switch rk.Func {
+	case "nearest":
+		q, err := r.queryVector(ctx, rk, t)
+		if err != nil {
+			return nil, err
+		}
+		col := t.Cols[rk.Field]
+		return func(row []int32) any {
+			if q == nil || col == nil {
+				return nil
+			}
+			if d, ok := l2(col[row[s]], q); ok {
+				return d
+			}
+			return nil
+		}, nil
+	case "bm25":
+		qv, err := r.constant(rk.Query)
+		if err != nil {
+			return nil, err
+		}
+		qs, _ := qv.(string)
+		terms := queryTerms(qs)
+		ix := r.textIndex(t, rk.Field)
+		return func(row []int32) any {
+			sc, _ := ix.bm25(row[s], terms)
+			return sc
+		}, nil
+	}
+	return nil, runErrorf("an rrf score can only be projected when the query is ordered by that rrf")
+}

@@ -1,0 +1,148 @@
+package exec
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// snapshotCommitted implements Committed (validate.go) over a snapshot's
+// materialized tables. Its lookup indexes (edge id → row, unique tuple →
+// ids) are derived from immutable images, so they are cached on the handle
+// under the image's key and shared by every later write on the same state.
+type snapshotCommitted struct {
+	s *GraphSnapshot
+}
+
+var _ Committed = snapshotCommitted{}
+
+// NodeExists implements Committed.
+func (c snapshotCommitted) NodeExists(ctx context.Context, nodeType, id string) (bool, error) {
+	t, err := c.s.Nodes(ctx, nodeType)
+	if err != nil {
+		return false, err
+	}
+	_, ok := t.Row(id)
+	return ok, nil
+}
+
+// LookupUnique implements Committed with a hash index per (table, columns).
+func (c snapshotCommitted) LookupUnique(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, error) {
+	idx, err := c.uniqueIndex(ctx, typeKey, cols)
+	if err != nil {
+		return nil, err
+	}
+	return idx[TupleKey(tuple)], nil
+}
+
+func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols []string) (map[string][]string, error) {
+	key := c.s.imageKey(typeKey) + "/unique/" + strings.Join(cols, "\x00")
+	v, err := c.s.g.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
+		idx := map[string][]string{}
+		kind, name := splitTableKey(typeKey)
+		tuple := make([]any, len(cols))
+		add := func(id string, get func(col string) any) {
+			for i, col := range cols {
+				tuple[i] = get(col)
+			}
+			if engHasNull(tuple) {
+				return
+			}
+			k := TupleKey(tuple)
+			idx[k] = append(idx[k], id)
+		}
+		if kind == "node" {
+			t, err := c.s.Nodes(ctx, name)
+			if err != nil {
+				return nil, 0, err
+			}
+			for i, id := range t.IDs {
+				add(id, func(col string) any { return t.Value(i, col) })
+			}
+		} else {
+			t, err := c.s.Edges(ctx, name)
+			if err != nil {
+				return nil, 0, err
+			}
+			for i, id := range t.IDs {
+				add(id, func(col string) any {
+					if _, isProp := t.Cols[col]; !isProp {
+						switch col {
+						case "src":
+							return t.Src[i]
+						case "dst":
+							return t.Dst[i]
+						}
+					}
+					return t.Value(i, col)
+				})
+			}
+		}
+		for _, ids := range idx {
+			slices.Sort(ids)
+		}
+		return idx, int64(len(idx))*96 + 256, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string][]string), nil
+}
+
+// EdgeIDs implements Committed through the edge table's adjacency.
+func (c snapshotCommitted) EdgeIDs(ctx context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error) {
+	t, err := c.s.Edges(ctx, edgeType)
+	if err != nil {
+		return nil, err
+	}
+	rows := t.Out(nodeID)
+	if end == Dst {
+		rows = t.In(nodeID)
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = t.IDs[r]
+	}
+	return ids, nil
+}
+
+// EdgeEnds implements Committed.
+func (c snapshotCommitted) EdgeEnds(ctx context.Context, edgeType, id string) (string, string, bool, error) {
+	t, idx, err := c.edgeIndex(ctx, edgeType)
+	if err != nil {
+		return "", "", false, err
+	}
+	r, ok := idx[id]
+	if !ok {
+		return "", "", false, nil
+	}
+	return t.Src[r], t.Dst[r], true, nil
+}
+
+// edgeIndex returns an edge table and its id → row index.
+func (c snapshotCommitted) edgeIndex(ctx context.Context, edgeType string) (*EdgeTable, map[string]int32, error) {
+	t, err := c.s.Edges(ctx, edgeType)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := c.s.g.cache.GetOrLoad(ctx, c.s.imageKey(EdgeKey(t.Type.Name))+"/byid", func(context.Context) (any, int64, error) {
+		idx := make(map[string]int32, len(t.IDs))
+		for i, id := range t.IDs {
+			idx[id] = int32(i)
+		}
+		return idx, int64(len(idx))*48 + 256, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, v.(map[string]int32), nil
+}
+
+func engHasNull(tuple []any) bool {
+	for _, x := range tuple {
+		if x == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,288 @@
+package omnigraph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/exec"
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Result types shared with the engine. They are plain data.
+type (
+	// Target selects what a read sees: a branch head (Branch, default
+	// "main") or an exact commit (Snapshot).
+	Target = exec.Target
+	// CommitInfo describes one commit.
+	CommitInfo = exec.CommitInfo
+	// LoadMode is "append", "merge" or "overwrite".
+	LoadMode = exec.LoadMode
+	// LoadResult reports what a load published.
+	LoadResult = exec.LoadResult
+	// MutationResult reports what a mutation changed and the commit it made
+	// (nil when nothing changed).
+	MutationResult = exec.MutationResult
+	// TableInfo describes one node or edge table of a snapshot.
+	TableInfo = exec.TableInfo
+	// PreconditionFailedError reports a conditional write whose branch head
+	// moved: nothing was written.
+	PreconditionFailedError = exec.PreconditionFailedError
+)
+
+// Load modes.
+const (
+	Append    LoadMode = "append"
+	Merge     LoadMode = "merge"
+	Overwrite LoadMode = "overwrite"
+)
+
+// Errors callers branch on with errors.Is.
+var (
+	// ErrUnsupportedURI: the address names a storage backend this build lacks.
+	ErrUnsupportedURI = errors.New("unsupported graph URI")
+	// ErrNoGraph: nothing is initialized at the address.
+	ErrNoGraph = errors.New("no graph at this address")
+)
+
+// Options tune a graph handle.
+type Options struct {
+	// CacheBytes bounds the cache of decoded immutable objects (0 = default).
+	CacheBytes int64
+	// Now overrides the clock (tests).
+	Now func() time.Time
+}
+
+// Graph is a handle on one graph. It is safe for concurrent use by many
+// goroutines, and any number of processes may hold handles on one graph.
+type Graph struct {
+	uri string
+	eng *exec.Graph
+}
+
+// OpenStore returns the object store a graph URI names: a local path or a
+// file:// URL. s3:// is reserved for the S3 backend.
+func OpenStore(uri string, create bool) (storage.Store, error) {
+	switch {
+	case strings.HasPrefix(uri, "s3://"):
+		return nil, fmt.Errorf("%w: %s (the S3 backend is not part of this build; use a local path)", ErrUnsupportedURI, uri)
+	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
+		return nil, fmt.Errorf("%w: %s (a remote graph must be addressed with --server)", ErrUnsupportedURI, uri)
+	case strings.Contains(uri, "://") && !strings.HasPrefix(uri, "file://"):
+		return nil, fmt.Errorf("%w: %s", ErrUnsupportedURI, uri)
+	}
+	dir := strings.TrimPrefix(uri, "file://")
+	if dir == "" {
+		return nil, fmt.Errorf("%w: empty path", ErrUnsupportedURI)
+	}
+	if !create {
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%w: %s", ErrNoGraph, uri)
+		}
+	}
+	return storage.NewLocal(filepath.Clean(dir))
+}
+
+func engineOptions(o Options) exec.Options {
+	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now}
+}
+
+// Init creates a graph at uri from a schema source and publishes its first
+// commit. It refuses an address that already holds a graph.
+func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Options) (*Graph, error) {
+	if _, err := schema.Compile(schemaPath, schemaSrc); err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(uri, true)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := exec.Init(ctx, st, schemaPath, schemaSrc, actor, engineOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	return &Graph{uri: uri, eng: eng}, nil
+}
+
+// Open opens the graph at uri.
+func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
+	st, err := OpenStore(uri, false)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := exec.Open(ctx, st, engineOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	return &Graph{uri: uri, eng: eng}, nil
+}
+
+// URI returns the address the graph was opened with.
+func (g *Graph) URI() string { return g.uri }
+
+// Catalog returns the compiled schema at a target.
+func (g *Graph) Catalog(ctx context.Context, t Target) (*schema.Catalog, error) {
+	snap, err := g.eng.Resolve(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Catalog(), nil
+}
+
+// SchemaSource returns the accepted .pg source at a target.
+func (g *Graph) SchemaSource(ctx context.Context, t Target) (string, error) {
+	return g.eng.SchemaSource(ctx, t)
+}
+
+// ReadResult is the outcome of a read query.
+type ReadResult struct {
+	QueryName string
+	Columns   []string
+	// Rows holds one value per column, encoded for JSON (numbers, strings,
+	// arrays, null) exactly as the CLI and HTTP API print them; numbers are
+	// json.Number so 64-bit integers stay exact.
+	Rows   [][]any
+	Commit CommitInfo
+}
+
+// Compile compiles query source against the schema at a target and selects
+// the query called name ("" selects the only query of a one-query source).
+func (g *Graph) Compile(ctx context.Context, t Target, src, name string) (*query.Plan, error) {
+	cat, err := g.Catalog(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return compileNamed(cat, src, name)
+}
+
+func compileNamed(cat *schema.Catalog, src, name string) (*query.Plan, error) {
+	f, err := query.Compile(cat, "<query>", src)
+	if name == "" {
+		names := f.Names()
+		if len(names) != 1 {
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("the source defines %d queries (%s): name the one to run", len(names), strings.Join(names, ", "))
+		}
+		name = names[0]
+	}
+	if err != nil {
+		return query.CompileQuery(cat, "<query>", src, name)
+	}
+	return f.Query(name)
+}
+
+// Query runs a read query. Mutations are refused: use Mutate.
+func (g *Graph) Query(ctx context.Context, t Target, src, name string, params map[string]any) (*ReadResult, error) {
+	plan, err := g.Compile(ctx, t, src, name)
+	if err != nil {
+		return nil, err
+	}
+	if plan.IsMutation() {
+		return nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
+	}
+	res, ci, err := g.eng.Query(ctx, t, plan, params)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReadResult{QueryName: plan.Name, Commit: ci}
+	for _, c := range res.Columns {
+		out.Columns = append(out.Columns, c.Name)
+	}
+	for _, row := range res.Rows {
+		enc := make([]any, len(row))
+		for i, v := range row {
+			raw, err := exec.EncodeJSON(res.Columns[i].Type, v)
+			if err != nil {
+				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
+			}
+			if enc[i], err = decodeJSONValue(raw); err != nil {
+				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
+			}
+		}
+		out.Rows = append(out.Rows, enc)
+	}
+	return out, nil
+}
+
+// decodeJSONValue turns one encoded value back into plain Go data, keeping
+// numbers exact as json.Number.
+func decodeJSONValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// MutateOptions tune a mutation.
+type MutateOptions struct {
+	// Actor is recorded on the commit.
+	Actor string
+	// IfCommit makes the write conditional on the branch head being this
+	// commit; otherwise it fails with a precondition error and changes nothing.
+	IfCommit string
+}
+
+// Mutate runs a mutation query on a branch ("" = main) as one atomic commit.
+func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map[string]any, o MutateOptions) (*MutationResult, string, error) {
+	plan, err := g.Compile(ctx, Target{Branch: branch}, src, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if !plan.IsMutation() {
+		return nil, plan.Name, fmt.Errorf("query '%s' is a read query: run it with query", plan.Name)
+	}
+	res, err := g.eng.Mutate(ctx, branch, plan, params, exec.MutateOptions{Actor: o.Actor, IfCommit: o.IfCommit})
+	return res, plan.Name, err
+}
+
+// LoadOptions tune a load.
+type LoadOptions struct {
+	Branch   string
+	Mode     LoadMode
+	Actor    string
+	Progress func(records int64)
+}
+
+// Load reads graph-batch NDJSON from r and publishes it as one commit.
+func (g *Graph) Load(ctx context.Context, r io.Reader, o LoadOptions) (*LoadResult, error) {
+	return g.eng.Load(ctx, r, exec.LoadRequest{Branch: o.Branch, Mode: o.Mode, Actor: o.Actor, Progress: o.Progress})
+}
+
+// Export writes the graph at a target as NDJSON that Load accepts.
+// types limits the export to those node/edge types (nil = all).
+func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Writer) error {
+	return g.eng.Export(ctx, t, types, w)
+}
+
+// Log lists up to limit commits of a branch, newest first (limit 0 = all).
+func (g *Graph) Log(ctx context.Context, branch string, limit int) ([]CommitInfo, error) {
+	return g.eng.Log(ctx, branch, limit)
+}
+
+// Commit returns one commit by id.
+func (g *Graph) Commit(ctx context.Context, id string) (CommitInfo, error) {
+	return g.eng.CommitByID(ctx, id)
+}
+
+// Tables lists every table at a target with its row count.
+func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, error) {
+	snap, err := g.eng.Resolve(ctx, t)
+	if err != nil {
+		return nil, CommitInfo{}, err
+	}
+	tabs, err := g.eng.Tables(ctx, t)
+	return tabs, snap.Commit(), err
+}
