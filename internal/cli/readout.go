@@ -78,7 +78,7 @@ func (a *app) writeRead(format string, t omnigraph.Target, res *omnigraph.ReadRe
 		w.Flush()
 		return w.Error()
 	case "kv":
-		fmt.Fprintf(a.io.Out, "%s: %d rows\n", res.QueryName, len(rows))
+		fmt.Fprintf(a.io.Out, "%s: %s\n", res.QueryName, plural(len(rows), "row"))
 		for i, r := range res.Rows {
 			fmt.Fprintf(a.io.Out, "\nrow %d\n", i+1)
 			for j, c := range res.Columns {
@@ -110,7 +110,7 @@ func cellText(v any) string {
 // writeTable prints a header line, then a fitted text table; cells wider
 // than maxWidth are truncated with an ellipsis.
 func writeTable(w io.Writer, res *omnigraph.ReadResult, maxWidth int) error {
-	fmt.Fprintf(w, "%s (%d rows)\n", res.QueryName, len(res.Rows))
+	fmt.Fprintf(w, "%s (%s)\n", res.QueryName, plural(len(res.Rows), "row"))
 	if len(res.Rows) == 0 {
 		_, err := fmt.Fprintln(w, "(no rows)")
 		return err
@@ -164,4 +164,11 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
