@@ -250,7 +250,10 @@ func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map
 
 // LoadOptions tune a load.
 type LoadOptions struct {
-	Branch   string
+	// Branch to load into ("" = main). It must exist unless From is set.
+	Branch string
+	// From forks a missing Branch from this branch or commit first.
+	From     string
 	Mode     LoadMode
 	Actor    string
 	Progress func(records int64)
@@ -258,7 +261,7 @@ type LoadOptions struct {
 
 // Load reads graph-batch NDJSON from r and publishes it as one commit.
 func (g *Graph) Load(ctx context.Context, r io.Reader, o LoadOptions) (*LoadResult, error) {
-	return g.eng.Load(ctx, r, exec.LoadRequest{Branch: o.Branch, Mode: o.Mode, Actor: o.Actor, Progress: o.Progress})
+	return g.eng.Load(ctx, r, exec.LoadRequest{Branch: o.Branch, From: o.From, Mode: o.Mode, Actor: o.Actor, Progress: o.Progress})
 }
 
 // Export writes the graph at a target as NDJSON that Load accepts.

@@ -158,7 +158,8 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	}
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
-		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd())
+		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
+		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root
@@ -167,7 +168,8 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
-    snapshot, export, commit list|show, schema show
+    branch create|list|delete|merge, snapshot, export, commit list|show|changes,
+    schema show, optimize, cleanup
   offline: lint (with --schema)
   local: version
 `

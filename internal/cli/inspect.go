@@ -179,7 +179,7 @@ func (a *app) newCommitCmd() *cobra.Command {
 	acceptGlobals(show, "store", "quiet")
 	show.Flags().StringVar(&showURI, "uri", "", "graph URI")
 	show.Flags().BoolVar(&showJSON, "json", false, "print the result as JSON")
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, a.newCommitChangesCmd())
 	return cmd
 }
 

@@ -15,6 +15,7 @@ type loadOptions struct {
 	data   string
 	mode   string
 	branch string
+	from   string
 	json   bool
 }
 
@@ -49,7 +50,8 @@ Modes (required):
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "path of the NDJSON file to load (required)")
 	f.StringVar(&o.mode, "mode", "", "append, merge or overwrite (required)")
-	f.StringVar(&o.branch, "branch", "main", "branch to load into")
+	f.StringVar(&o.branch, "branch", "main", "branch to load into (must exist unless --from is given)")
+	f.StringVar(&o.from, "from", "", "create --branch from this branch or commit first if it does not exist")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("data")
 	_ = cmd.MarkFlagRequired("mode")
@@ -92,7 +94,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 		progress = func(n int64) { _ = bar.Set64(n) }
 	}
 	res, err := g.Load(cmd.Context(), bufio.NewReaderSize(fh, 1<<20), omnigraph.LoadOptions{
-		Branch: o.branch, Mode: mode, Actor: a.g.as, Progress: progress,
+		Branch: o.branch, From: o.from, Mode: mode, Actor: a.g.as, Progress: progress,
 	})
 	if err != nil {
 		return err
@@ -103,12 +105,13 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 			URI           string      `json:"uri"`
 			Branch        string      `json:"branch"`
 			Mode          string      `json:"mode"`
+			BaseBranch    *string     `json:"base_branch,omitempty"`
 			BranchCreated bool        `json:"branch_created"`
 			Nodes         []loadCount `json:"nodes"`
 			Edges         []loadCount `json:"edges"`
 			TotalEntities int64       `json:"total_entities"`
 			Commit        *commitJSON `json:"commit"`
-		}{uri, res.Branch, string(res.Mode), false, nodes, edges, res.Total, toCommitJSON(res.Commit)}
+		}{uri, res.Branch, string(res.Mode), strPtr(res.BaseBranch), res.BranchCreated, nodes, edges, res.Total, toCommitJSON(res.Commit)}
 		return a.printJSON(out)
 	}
 	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",

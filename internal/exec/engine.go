@@ -28,6 +28,15 @@ type Options struct {
 	Now func() time.Time
 	// MaxRetries bounds rebases after a lost CAS (0 = DefaultMaxRetries).
 	MaxRetries int
+	// NoAutoCompact turns off inline compaction after writes
+	// (docs/maintenance.md); Optimize still compacts on demand.
+	NoAutoCompact bool
+	// CompactFragments: a write leaving a table with more small fragments
+	// than this compacts it inline (0 = DefaultCompactFragments).
+	CompactFragments int
+	// CompactTargetRows: the live-row size of a full fragment, which
+	// compaction leaves alone (0 = DefaultCompactTargetRows).
+	CompactTargetRows int64
 }
 
 // Graph is a handle on one graph: the engine of load, mutation, query and
@@ -41,6 +50,7 @@ type Graph struct {
 	cache      *cache.Cache[any]
 	now        func() time.Time
 	maxRetries int
+	maint      maintConfig
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
 	// prepared and its objects are written, just before the CAS: the
@@ -137,7 +147,7 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if r <= 0 {
 		r = DefaultMaxRetries
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, now: now, maxRetries: r}
+	return &Graph{repo: repo, st: repo.Store(), cache: c, now: now, maxRetries: r, maint: maintConfigOf(o)}
 }
 
 // Init creates a graph at an empty location from a schema source. The
@@ -211,6 +221,9 @@ func (g *Graph) resolveCommit(ctx context.Context, t Target) (*commit.Commit, st
 		}
 		c, err := g.repo.Commit(ctx, id)
 		if err != nil {
+			return nil, "", err
+		}
+		if err := g.checkReadable(ctx, c); err != nil {
 			return nil, "", err
 		}
 		return c, t.Branch, nil

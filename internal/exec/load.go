@@ -31,9 +31,13 @@ var ErrInvalidLoadMode = errors.New("invalid load mode")
 
 // LoadRequest configures one load.
 type LoadRequest struct {
-	Branch string // "" = main; the branch must exist
-	Mode   LoadMode
-	Actor  string
+	Branch string // "" = main; the branch must exist unless From is set
+	// From, if set, forks a missing Branch from this branch or commit id
+	// first (spec/engine.md §2.3 load_as(branch, base)); a failed load
+	// removes the branch it created.
+	From  string
+	Mode  LoadMode
+	Actor string
 	// Progress, if set, is called with the number of records read so far,
 	// every progressEvery records and once at the end of the input.
 	Progress func(records int64)
@@ -43,6 +47,10 @@ type LoadRequest struct {
 type LoadResult struct {
 	Branch string
 	Mode   LoadMode
+	// BaseBranch is the request's From; BranchCreated reports that this
+	// load created Branch from it.
+	BaseBranch    string
+	BranchCreated bool
 	// Nodes and Edges count input records per type name.
 	Nodes, Edges map[string]int64
 	Total        int64
@@ -72,13 +80,20 @@ type loadBatch struct {
 // Append and merge loads that lose the publish race re-validate against the
 // new head and publish again; an overwrite fails with *ReadSetChangedError
 // if a table it replaced or validated against changed meanwhile.
-func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadResult, error) {
+func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (_ *LoadResult, err error) {
 	switch req.Mode {
 	case LoadAppend, LoadMerge, LoadOverwrite:
 	default:
 		return nil, fmt.Errorf("%w '%s' (expected append, merge or overwrite)", ErrInvalidLoadMode, req.Mode)
 	}
 	branch := branchOr(req.Branch)
+	fork, err := g.forkForLoad(ctx, branch, req.From)
+	if err != nil {
+		return nil, err
+	}
+	if fork != nil {
+		defer func() { fork.undoIfFailed(g, err) }()
+	}
 	_, base, err := g.repo.Resolve(ctx, branch)
 	if err != nil {
 		return nil, err
@@ -91,7 +106,7 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 	if err != nil {
 		return nil, err
 	}
-	b.res.Branch = branch
+	b.res.Branch, b.res.BaseBranch, b.res.BranchCreated = branch, req.From, fork != nil
 	c, _, err := g.runWrite(ctx, writeRequest{
 		branch: branch, kind: commit.KindLoad, actor: req.Actor, message: "load " + string(req.Mode),
 		prepare: func(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {

@@ -63,7 +63,10 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		return nil, nil, err
 	}
 	if req.ifCommit != "" && head.Commit.String() != req.ifCommit {
-		return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: head.Commit.String()}
+		// Maintenance commits on top of the expected one change no content.
+		if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, base); err != nil || !ok {
+			return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: head.Commit.String()}
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		snap, err := g.snapshotOf(ctx, base, req.branch)
@@ -102,6 +105,7 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 			if err := failpoint.Hit(FPAfterPublish); err != nil {
 				return nil, nil, err
 			}
+			g.autoCompact(ctx, req.branch, c, tables)
 			return c, p, nil
 		}
 		var moved *commit.HeadMovedError
@@ -114,9 +118,6 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 				return nil, nil, err
 			}
 		}
-		if req.ifCommit != "" {
-			return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
-		}
 		if attempt >= g.maxRetries {
 			return nil, nil, fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
 		}
@@ -124,8 +125,13 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		if err != nil {
 			return nil, nil, err
 		}
+		if req.ifCommit != "" {
+			if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, newBase); err != nil || !ok {
+				return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
+			}
+		}
 		if p.strict {
-			if err := readSetChanged(base, newBase, p.readSet); err != nil {
+			if err := g.readSetChanged(ctx, base, newBase, p.readSet); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -134,13 +140,18 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 }
 
 // readSetChanged compares what a strict write read at its base with the new
-// head: the schema and the state key of every table in its read set.
-func readSetChanged(old, cur *commit.Commit, readSet []string) error {
+// head: the schema and the state key of every table in its read set. A
+// table whose state changed only through maintenance commits (compaction:
+// same rows, new fragments) has not changed for the writer.
+func (g *Graph) readSetChanged(ctx context.Context, old, cur *commit.Commit, readSet []string) error {
 	if old.Schema != cur.Schema {
 		return &ReadSetChangedError{Member: "schema", Expected: old.Schema, Actual: cur.Schema}
 	}
 	for _, tk := range readSet {
 		if old.Tables[tk] != cur.Tables[tk] {
+			if ok, err := g.changedOnlyByMaintenance(ctx, old, cur, tk); err == nil && ok {
+				continue
+			}
 			return &ReadSetChangedError{Member: tk, Expected: old.Tables[tk], Actual: cur.Tables[tk]}
 		}
 	}

@@ -1,0 +1,52 @@
+package omnigraph
+
+import (
+	"context"
+
+	"github.com/omnigraph-go/omnigraph/internal/exec"
+)
+
+// Branch and merge result types.
+type (
+	// MergeOutcome is already_up_to_date, fast_forward or merged.
+	MergeOutcome = exec.MergeOutcome
+	// MergeResult reports what a merge did.
+	MergeResult = exec.MergeResult
+	// MergeConflict is one reason a merge was refused.
+	MergeConflict = exec.MergeConflict
+	// MergeConflictsError carries every conflict of a refused merge;
+	// nothing was written.
+	MergeConflictsError = exec.MergeConflictsError
+	// Change is one entity inserted, updated or deleted between two commits.
+	Change = exec.Change
+)
+
+// Branches lists the graph's branches, main first.
+func (g *Graph) Branches(ctx context.Context) ([]string, error) { return g.eng.Branches(ctx) }
+
+// CreateBranch creates branch name at from (a branch name or commit id;
+// "" means main). It copies no data.
+func (g *Graph) CreateBranch(ctx context.Context, name, from, actor string) error {
+	return g.eng.CreateBranch(ctx, name, from, actor)
+}
+
+// DeleteBranch deletes a branch; main cannot be deleted. Branches created
+// from it keep their history.
+func (g *Graph) DeleteBranch(ctx context.Context, name, actor string) error {
+	return g.eng.DeleteBranch(ctx, name, actor)
+}
+
+// Merge merges source into target ("" = main).
+func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
+	return g.eng.Merge(ctx, source, target, actor)
+}
+
+// Diff lists the entities that differ between two targets.
+func (g *Graph) Diff(ctx context.Context, from, to Target) ([]Change, error) {
+	return g.eng.Diff(ctx, from, to)
+}
+
+// CommitChanges lists what one commit changed relative to its first parent.
+func (g *Graph) CommitChanges(ctx context.Context, id string) ([]Change, error) {
+	return g.eng.CommitChanges(ctx, id)
+}

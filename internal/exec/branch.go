@@ -1,0 +1,168 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+)
+
+// A branch is a ref naming a commit (docs/branching.md). Creating one writes
+// one small object and copies no data; deleting one removes the ref and
+// nothing else, so branches created from it keep working: they share
+// immutable objects with it, not dependencies.
+
+// SchemaApplyLockRef is the internal system ref of the reference system.
+// Public branch operations refuse it and Branches hides it, so scripts that
+// relied on that behaviour keep working.
+const SchemaApplyLockRef = "__schema_apply_lock__"
+
+// Branch errors. The commit package's sentinels are re-exported so callers
+// need not import it; errors.Is works whichever layer reported.
+var (
+	ErrBranchExists    = commit.ErrBranchExists
+	ErrInvalidBranch   = commit.ErrInvalidBranch
+	ErrProtectedBranch = commit.ErrProtectedBranch
+	// ErrInternalRef: a public branch operation named an internal system ref.
+	ErrInternalRef = errors.New("internal system ref")
+)
+
+// Branches lists the live branches: "main" first, the rest sorted
+// ascending. Internal system refs are not listed.
+func (g *Graph) Branches(ctx context.Context) ([]string, error) {
+	all, err := g.repo.Branches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, b := range all {
+		if b != SchemaApplyLockRef {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// CreateBranch creates branch name at from, which is a branch name ("" =
+// main) or a commit id. It writes exactly one ref and no commit, whatever
+// the size of the graph. Refusals (all before any write): "main" and
+// internal refs (*commit.BranchError wrapping ErrProtectedBranch or
+// ErrInternalRef), invalid names (ErrInvalidBranch), an existing name or
+// one path-prefix-related to a live branch (ErrBranchExists), an unknown
+// from (ErrBranchNotFound or ErrCommitNotFound).
+//
+// actor is accepted for symmetry with the other writers (policy checks sit
+// above the engine); a ref records no actor.
+//
+// INVARIANT: branch creation costs one ref write and no data copy,
+// independent of graph size (BenchmarkBranchCreate, TestBranchCreateWritesOneRef).
+func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor string) error {
+	if err := checkPublicBranch("create", name); err != nil {
+		return err
+	}
+	at, err := g.resolveFrom(ctx, from)
+	if err != nil {
+		return err
+	}
+	_, err = g.repo.CreateBranch(ctx, name, at)
+	return err
+}
+
+// resolveFrom resolves a fork point: a live branch first, else a commit id.
+func (g *Graph) resolveFrom(ctx context.Context, from string) (commit.ID, error) {
+	from = branchOr(from)
+	if from == SchemaApplyLockRef {
+		return commit.ID{}, &commit.BranchError{Branch: from, Err: ErrInternalRef, Reason: "branch operations do not allow internal system refs"}
+	}
+	if commit.ValidateBranchName(from) == nil {
+		h, err := g.repo.Head(ctx, from)
+		if err == nil {
+			return h.Commit, nil
+		}
+		if !errors.Is(err, ErrBranchNotFound) {
+			return commit.ID{}, err
+		}
+	}
+	id, perr := commit.ParseID(from)
+	if perr != nil {
+		return commit.ID{}, &commit.BranchError{Branch: from, Err: ErrBranchNotFound}
+	}
+	if _, err := g.repo.Commit(ctx, id); err != nil {
+		return commit.ID{}, err
+	}
+	return id, nil
+}
+
+// DeleteBranch removes a branch's ref. It refuses "main" and internal refs;
+// a missing branch is ErrBranchNotFound. Unlike the reference system it
+// does not refuse a branch that others were created from: they share
+// immutable objects, not forks, and keep their history. The deleted
+// branch's own commits stay readable by id until cleanup reclaims them.
+func (g *Graph) DeleteBranch(ctx context.Context, name string, actor string) error {
+	if err := checkPublicBranch("delete", name); err != nil {
+		return err
+	}
+	return g.repo.DeleteBranch(ctx, name)
+}
+
+// checkPublicBranch applies the refusals shared by public create and delete.
+func checkPublicBranch(op, name string) error {
+	switch name {
+	case commit.MainBranch:
+		return &commit.BranchError{Branch: name, Err: ErrProtectedBranch, Reason: fmt.Sprintf("cannot %s branch 'main'", op)}
+	case SchemaApplyLockRef:
+		return &commit.BranchError{Branch: name, Err: ErrInternalRef, Reason: "branch operations do not allow internal system refs"}
+	}
+	return commit.ValidateBranchName(name)
+}
+
+// loadFork records a branch a load created (LoadRequest.From), so a failed
+// load can remove it again.
+type loadFork struct {
+	ctx    context.Context
+	branch string
+	at     commit.ID
+}
+
+// forkForLoad creates branch from `from` when from is set and the branch
+// is missing; it returns nil when nothing was created (no From, the branch
+// exists, or a concurrent load created it first).
+func (g *Graph) forkForLoad(ctx context.Context, branch, from string) (*loadFork, error) {
+	if from == "" {
+		return nil, nil
+	}
+	if _, err := g.repo.Head(ctx, branch); err == nil {
+		return nil, nil
+	} else if !errors.Is(err, ErrBranchNotFound) {
+		return nil, err
+	}
+	if err := checkPublicBranch("create", branch); err != nil {
+		return nil, err
+	}
+	at, err := g.resolveFrom(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := g.repo.CreateBranch(ctx, branch, at); err != nil {
+		var be *commit.BranchError
+		if errors.As(err, &be) && errors.Is(err, ErrBranchExists) && be.Reason == "" {
+			return nil, nil // created concurrently: load into it
+		}
+		return nil, err
+	}
+	return &loadFork{ctx: context.WithoutCancel(ctx), branch: branch, at: at}, nil
+}
+
+// undoIfFailed removes the forked branch after a failed load, so that a
+// load that changed nothing leaves no branch behind. It removes the branch
+// only while it still points at the fork commit (best effort: nobody else
+// has written to it); an error here is dropped in favour of the load's.
+func (f *loadFork) undoIfFailed(g *Graph, loadErr error) {
+	if loadErr == nil {
+		return
+	}
+	if h, err := g.repo.Head(f.ctx, f.branch); err == nil && h.Commit == f.at {
+		_ = g.repo.DeleteBranch(f.ctx, f.branch)
+	}
+}

@@ -1,0 +1,170 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Maintenance defaults (docs/maintenance.md explains the choice).
+const (
+	// DefaultCompactFragments: a write that leaves a table with more than this
+	// many small fragments compacts the table inline.
+	DefaultCompactFragments = 3
+	// DefaultCompactTargetRows: fragments with at least this many live rows
+	// are "full" and left alone unless deletions hollow them out.
+	DefaultCompactTargetRows = 1 << 16
+	// DefaultCleanupGrace: cleanup never deletes an object younger than this,
+	// nor the data of a commit that stopped being a branch head more recently.
+	DefaultCleanupGrace = time.Hour
+)
+
+// MaintenanceActor is the actor recorded on maintenance commits.
+const MaintenanceActor = "omnigraph:maintenance"
+
+// Failpoints of optimize and cleanup, in order (docs/maintenance.md).
+const (
+	FPOptimizeAfterData     = "exec/optimize-after-data"     // one table's new fragments and index written
+	FPOptimizeAfterState    = "exec/optimize-after-state"    // one table's compacted state written
+	FPOptimizeBeforePublish = "exec/optimize-before-publish" // every compacted state written, commit not yet
+	FPOptimizeAfterPublish  = "exec/optimize-after-publish"  // the maintenance commit is visible
+	FPCleanupBeforeDelete   = "exec/cleanup-before-delete"   // plan made, nothing deleted
+	FPCleanupAfterCommits   = "exec/cleanup-after-commits"   // unreachable commit objects deleted
+	FPCleanupAfterStates    = "exec/cleanup-after-states"    // unretained table states deleted
+	FPCleanupAfterData      = "exec/cleanup-after-data"      // fragments, vectors, indexes deleted
+)
+
+// maintConfig is a handle's maintenance policy, fixed at open.
+type maintConfig struct {
+	auto       bool  // compact inline after writes
+	threshold  int   // small fragments a table may hold before auto-compaction
+	targetRows int64 // a fragment with this many live rows is full
+	budgetRows int64 // rows one inline compaction may rewrite (≥ one run)
+	// onAutoErr (tests only) observes inline-compaction failures, which never
+	// fail the write that triggered them.
+	onAutoErr func(error)
+	// testBeforePublish (tests only) runs before each maintenance publish
+	// attempt: the deterministic seam for race tests.
+	testBeforePublish func(attempt int)
+}
+
+func maintConfigOf(o Options) maintConfig {
+	c := maintConfig{auto: !o.NoAutoCompact, threshold: o.CompactFragments, targetRows: o.CompactTargetRows}
+	if c.threshold <= 0 {
+		c.threshold = DefaultCompactFragments
+	}
+	if c.targetRows <= 0 {
+		c.targetRows = DefaultCompactTargetRows
+	}
+	c.budgetRows = 4 * c.targetRows
+	return c
+}
+
+// ErrCommitReclaimed: a time-travel read named a commit whose data cleanup
+// removed. The commit object itself stays (history, merge bases and logs
+// keep working); its table states do not.
+var ErrCommitReclaimed = errors.New("commit reclaimed by cleanup")
+
+// CommitReclaimedError reports a read of a commit cleanup reclaimed. It
+// matches both ErrCommitReclaimed and ErrCommitNotFound, so callers that
+// only know "not found" still classify it.
+type CommitReclaimedError struct {
+	Commit string
+	Object string // the first missing object
+}
+
+func (e *CommitReclaimedError) Error() string {
+	return fmt.Sprintf("commit %s is no longer readable: its data was removed by cleanup (missing %s)", e.Commit, e.Object)
+}
+
+// Is makes errors.Is match ErrCommitReclaimed and ErrCommitNotFound.
+func (e *CommitReclaimedError) Is(target error) bool {
+	return target == ErrCommitReclaimed || target == ErrCommitNotFound
+}
+
+// checkReadable verifies that every table state of c still exists, so a
+// time-travel read of a commit whose data cleanup reclaimed fails up front
+// with *CommitReclaimedError instead of part-way through a query (a
+// reclaimed commit may still share some states with retained ones). The
+// states go through the handle's cache, so the read that follows pays
+// nothing more. Branch heads are always retained and are not checked.
+func (g *Graph) checkReadable(ctx context.Context, c *commit.Commit) error {
+	snap, err := g.snapshotOf(ctx, c, "")
+	if err != nil {
+		return err
+	}
+	for _, tk := range sortedTableKeys(c.Tables) {
+		if _, err := snap.state(ctx, tk); err != nil {
+			return reclaimedErr(c, c.Tables[tk], err)
+		}
+	}
+	return nil
+}
+
+// reclaimedErr turns a missing object under commit c into *CommitReclaimedError.
+func reclaimedErr(c *commit.Commit, key string, err error) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return &CommitReclaimedError{Commit: c.ID.String(), Object: key}
+	}
+	return err
+}
+
+// maxMaintenanceWalk bounds the first-parent walks below: they look only at
+// commits published while one write was in flight.
+const maxMaintenanceWalk = 256
+
+// changedOnlyByMaintenance reports whether every commit on cur's first-parent
+// chain down to old that changed table tk is a maintenance commit (which
+// preserves content exactly). It is false when old is not found within the
+// walk bound, e.g. when a merge brought the change in.
+//
+// INVARIANT: a strict writer never gets ReadSetChanged because of a
+// maintenance commit (TestOptimizeStrictWriterRebases).
+func (g *Graph) changedOnlyByMaintenance(ctx context.Context, old, cur *commit.Commit, tk string) (bool, error) {
+	for range maxMaintenanceWalk {
+		if cur.ID == old.ID {
+			return true, nil
+		}
+		pid, ok := cur.Parent()
+		if !ok || cur.Height <= old.Height {
+			return false, nil
+		}
+		p, err := g.repo.Commit(ctx, pid)
+		if err != nil {
+			return false, err
+		}
+		if cur.Tables[tk] != p.Tables[tk] && (cur.Kind != commit.KindMaintenance || len(cur.Parents) != 1) {
+			return false, nil
+		}
+		if cur.Schema != p.Schema {
+			return false, nil
+		}
+		cur = p
+	}
+	return false, nil
+}
+
+// onlyMaintenanceSince reports whether cur is id or reaches it through
+// maintenance commits only: the graph's content is then exactly id's, so a
+// conditional write on id may proceed (auto-compaction after a write must
+// not invalidate the receipt the write returned).
+func (g *Graph) onlyMaintenanceSince(ctx context.Context, id string, cur *commit.Commit) (bool, error) {
+	for range maxMaintenanceWalk {
+		if cur.ID.String() == id {
+			return true, nil
+		}
+		if cur.Kind != commit.KindMaintenance || len(cur.Parents) != 1 {
+			return false, nil
+		}
+		p, err := g.repo.Commit(ctx, cur.Parents[0])
+		if err != nil {
+			return false, err
+		}
+		cur = p
+	}
+	return false, nil
+}

@@ -1,0 +1,272 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+)
+
+// MergeOutcome is what a merge did to its target (spec/engine.md §3.2).
+type MergeOutcome string
+
+// The merge outcomes.
+const (
+	// MergeAlreadyUpToDate: the source head is the target head or one of
+	// its ancestors. Nothing is written.
+	MergeAlreadyUpToDate MergeOutcome = "already_up_to_date"
+	// MergeFastForward: the target head is an ancestor of the source head;
+	// the target ref moves to the source head. No commit is written.
+	MergeFastForward MergeOutcome = "fast_forward"
+	// MergeMerged: both sides moved; one merge commit with parents
+	// [target head, source head] is published on the target.
+	MergeMerged MergeOutcome = "merged"
+)
+
+// MergeResult is the receipt of a merge. Commit is the target's new head
+// (the merge commit, or the source head after a fast-forward); nil when the
+// target was already up to date.
+type MergeResult struct {
+	Source, Target string
+	Outcome        MergeOutcome
+	Commit         *CommitInfo
+}
+
+// Failpoints of the merge, at its durable steps (docs/branching.md).
+const (
+	FPMergeBeforeWrite       = "exec/merge-before-write"        // planned and validated, nothing written
+	FPMergeAfterTableState   = "exec/merge-after-table-state"   // one merged table's state written
+	FPMergeBeforePublish     = "exec/merge-before-publish"      // every state written, commit not yet
+	FPMergeAfterPublish      = "exec/merge-after-publish"       // the merge commit is the target head
+	FPMergeBeforeFastForward = "exec/merge-before-fast-forward" // about to CAS the target ref
+	FPMergeAfterFastForward  = "exec/merge-after-fast-forward"  // the target ref names the source head
+)
+
+// Merge errors.
+var (
+	// ErrMergeSameBranch: source and target name the same branch.
+	ErrMergeSameBranch = errors.New("branch_merge requires distinct source and target branches")
+	// ErrMergeSchema: source and target heads have different schemas.
+	ErrMergeSchema = errors.New("branch_merge requires source and target to have the same schema")
+)
+
+// Merge merges branch source into branch target ("" = main) as actor.
+//
+// The source head is captured once; the target head is captured per
+// attempt. Source an ancestor of (or equal to) target: already up to date,
+// nothing written. Target an ancestor of source: fast-forward, a merge
+// commit carrying the source's content (fastForward). Otherwise a three-way, entity-level
+// merge against their merge base (merge_plan.go) either publishes one merge
+// commit or fails with *MergeConflictsError listing the conflicts, having
+// changed nothing.
+//
+// The target ref is only ever moved by CAS from the head the attempt
+// planned against. If another writer moves the target first, the attempt's
+// objects are abandoned and the merge is planned again against the new
+// head (a merge is a pure function of its two heads, so re-planning never
+// loses either side's writes). After Options.MaxRetries lost races it fails
+// with *ReadSetChangedError{Member: "graph_head:<target>"}.
+//
+// INVARIANT: a merge publishes all of its result or none of it, and never
+// moves the target from a head it did not plan against
+// (TestMergeCrashPoints, TestMergeRacesTargetWrites).
+func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
+	source, target = branchOr(source), branchOr(target)
+	for _, b := range []string{source, target} {
+		if b == SchemaApplyLockRef {
+			return nil, &commit.BranchError{Branch: b, Err: ErrInternalRef, Reason: "branch_merge does not allow internal system refs"}
+		}
+	}
+	if source == target {
+		return nil, fmt.Errorf("%w (both are '%s')", ErrMergeSameBranch, source)
+	}
+	_, sc, err := g.repo.Resolve(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	res := &MergeResult{Source: source, Target: target}
+	for attempt := 0; ; attempt++ {
+		th, tc, err := g.repo.Resolve(ctx, target)
+		if err != nil {
+			return nil, err
+		}
+		upToDate := tc.ID == sc.ID
+		if !upToDate {
+			if upToDate, err = g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil {
+				return nil, err
+			}
+		}
+		if upToDate {
+			res.Outcome = MergeAlreadyUpToDate
+			return res, nil
+		}
+		ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
+		if err != nil {
+			return nil, err
+		}
+		var published *commit.Commit
+		if ff {
+			published, err = g.fastForward(ctx, th, sc, source, actor)
+		} else {
+			published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
+		}
+		var moved *commit.HeadMovedError
+		if errors.As(err, &moved) {
+			if attempt >= g.maxRetries {
+				return nil, &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Outcome = MergeMerged
+		if ff {
+			res.Outcome = MergeFastForward
+		}
+		ci := commitInfo(published, target)
+		res.Commit = &ci
+		return res, nil
+	}
+}
+
+// fastForward publishes, on the target, a merge commit whose content is
+// exactly the source head's: parent = the target head th, merged parent = the
+// source head. Like the reference system (spec/engine.md §3.2), a fast-forward
+// is not a bare pointer move: the target's history records the merge (its
+// actor and time), and merging again is already up to date because the
+// source head is now an ancestor. It goes through the one publish primitive,
+// so a lost race returns *commit.HeadMovedError and the caller re-plans.
+func (g *Graph) fastForward(ctx context.Context, th commit.Head, sc *commit.Commit, source, actor string) (*commit.Commit, error) {
+	if err := failpoint.Hit(FPMergeBeforeFastForward); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if g.testBeforePublish != nil {
+		g.testBeforePublish(0)
+	}
+	tables := make(map[string]string, len(sc.Tables))
+	for k, v := range sc.Tables {
+		tables[k] = v
+	}
+	mp := sc.ID
+	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables,
+		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge, SchemaKey: sc.Schema,
+		Message: fmt.Sprintf("merge %s into %s (fast-forward)", source, th.Branch)})
+	if err != nil {
+		return nil, err
+	}
+	if err := failpoint.Hit(FPMergeAfterFastForward); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// mergeThreeWay plans the merge of sc into tc, writes the merged tables and
+// publishes the merge commit from th.
+func (g *Graph) mergeThreeWay(ctx context.Context, th commit.Head, tc, sc *commit.Commit, source, actor string, attempt int) (*commit.Commit, error) {
+	if tc.Schema != sc.Schema {
+		return nil, fmt.Errorf("%w: source %s, target %s", ErrMergeSchema, sc.Schema, tc.Schema)
+	}
+	base, err := g.repo.MergeBase(ctx, sc.ID, tc.ID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := g.planMerge(ctx, base, sc, tc, th.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.conflicts) > 0 {
+		return nil, &MergeConflictsError{Conflicts: plan.conflicts}
+	}
+	if err := failpoint.Hit(FPMergeBeforeWrite); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tables, err := g.writeMerge(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	if g.testBeforePublish != nil {
+		g.testBeforePublish(attempt)
+	}
+	if err := failpoint.Hit(FPMergeBeforePublish); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mp := sc.ID
+	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables,
+		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge,
+		Message: fmt.Sprintf("merge %s into %s", source, th.Branch)})
+	if err != nil {
+		return nil, err
+	}
+	if err := failpoint.Hit(FPMergeAfterPublish); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Conflict kinds of a merge (spec/surfaces.md merge_conflicts[].kind).
+const (
+	ConflictDivergentInsert = "divergent_insert"
+	ConflictDivergentUpdate = "divergent_update"
+	ConflictDeleteVsUpdate  = "delete_vs_update"
+	ConflictOrphanEdge      = "orphan_edge"
+	ConflictUnique          = "unique_violation"
+	ConflictCardinality     = "cardinality_violation"
+	ConflictValue           = "value_constraint_violation"
+)
+
+// MergeConflict is one reason a merge cannot proceed.
+type MergeConflict struct {
+	Kind       string // one of the Conflict* kinds
+	EntityKind string // "node" or "edge"
+	TypeName   string
+	// EntityID is the entity in conflict; empty for cardinality violations
+	// (the bound is on a source node, named in Message).
+	EntityID string
+	Message  string
+}
+
+// TypeKey is "node:T" or "edge:E".
+func (c MergeConflict) TypeKey() string { return c.EntityKind + ":" + c.TypeName }
+
+// ErrMergeConflicts is matched by every *MergeConflictsError.
+var ErrMergeConflicts = errors.New("merge conflicts")
+
+// MergeConflictsError reports a merge that found conflicts and changed
+// nothing. Row conflicts (divergent insert/update, delete vs update) are all
+// listed, in (kind, type, id) order of the table diff; when there are none,
+// the first constraint violation of the merged result is listed.
+type MergeConflictsError struct {
+	Conflicts []MergeConflict
+}
+
+func (e *MergeConflictsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "merge conflicts (%d): ", len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		if i == 3 {
+			fmt.Fprintf(&b, "; +%d more", len(e.Conflicts)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(c.Message)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrMergeConflicts) true.
+func (e *MergeConflictsError) Is(target error) bool { return target == ErrMergeConflicts }

@@ -1,0 +1,21 @@
+// Package index builds and reads secondary index objects over table
+// fragments. Today it has one kind: the key index, a sorted map from row id
+// to (fragment, row offset) for a set of fragments of one table.
+//
+// Guarantees:
+//
+//   - Index objects are immutable and written under fresh ULID names
+//     (<prefix>/index/<ulid>.idx); a table state refers to them through
+//     table.IndexRef, which lists the fragments an index covers.
+//   - Lookups are exact: a fragment not covered by any index is scanned with
+//     the table's ordinary statistics pruning, and deletion vectors are
+//     applied by the scan, so an index only ever narrows the fragments read
+//     and never changes an answer (TestLookupMatchesScan).
+//   - Corrupt or truncated index objects are *table.CorruptError naming the
+//     key, never a panic (TestKeyIndexCorrupt).
+//
+// Caveats: an index records every row of a fragment at build time,
+// including rows a later deletion vector hides; it is therefore valid for
+// every later state that still holds the fragment, and stale entries only
+// cost an extra (exact) scan of a fragment.
+package index
