@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -52,6 +53,8 @@ var (
 	ErrUnsupportedURI = errors.New("unsupported graph URI")
 	// ErrNoGraph: nothing is initialized at the address.
 	ErrNoGraph = errors.New("no graph at this address")
+	// ErrAlreadyInitialized: Init found a graph at the address.
+	ErrAlreadyInitialized = commit.ErrAlreadyInitialized
 )
 
 // Options tune a graph handle.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -10,6 +11,7 @@ import (
 
 type initOptions struct {
 	schemaPath string
+	force      bool
 	json       bool
 }
 
@@ -21,7 +23,10 @@ func (a *app) newInitCmd() *cobra.Command {
 		Long: `Create a graph at URI (a directory path or file:// URL) from a .pg schema
 and publish its first commit on branch main.
 
-init refuses an address that already holds a graph; it never overwrites data.`,
+init refuses an address that already holds a graph; it never overwrites data.
+An init that was interrupted before it finished leaves no usable graph, and
+running init again completes it (with or without --force). --force never
+replaces an initialized graph.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			uri, err := a.graphURI(args, "")
@@ -34,6 +39,9 @@ init refuses an address that already holds a graph; it never overwrites data.`,
 			}
 			a.echoTarget("init", uri)
 			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, omnigraph.Options{})
+			if errors.Is(err, omnigraph.ErrAlreadyInitialized) && o.force {
+				return fmt.Errorf("force init refuses graph root %s: %w", uri, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -54,6 +62,7 @@ init refuses an address that already holds a graph; it never overwrites data.`,
 	}
 	acceptGlobals(cmd, "store", "as", "quiet")
 	cmd.Flags().StringVar(&o.schemaPath, "schema", "", "path of the .pg schema (required)")
+	cmd.Flags().BoolVar(&o.force, "force", false, "complete an interrupted init (never replaces an initialized graph)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("schema")
 	return cmd

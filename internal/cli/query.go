@@ -202,7 +202,13 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 	var pf *omnigraph.PreconditionFailedError
 	if errors.As(err, &pf) {
 		if o.json {
-			_ = a.printJSON(map[string]any{"precondition_failure": map[string]any{"expected": pf.Expected, "actual": pf.Actual}})
+			type failure struct {
+				Expected string `json:"expected"`
+				Actual   string `json:"actual"`
+			}
+			_ = a.printJSON(struct {
+				PreconditionFailure failure `json:"precondition_failure"`
+			}{failure{pf.Expected, pf.Actual}})
 			return &SilentError{Code: 4}
 		}
 		return fmt.Errorf("%w: %v", errPreconditionExit, err)

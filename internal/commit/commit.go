@@ -69,9 +69,12 @@ type Commit struct {
 	// Height is the distance from genesis: 0 for genesis, else 1 + the
 	// largest parent height. Merge-base and ancestry walks use it to stop early.
 	// INVARIANT: Height == 1 + max(parent heights) (TestPublishHeights).
-	Height    uint64
-	Actor     string // "" when no actor was given
-	CreatedAt int64  // unix microseconds
+	Height uint64
+	Actor  string // "" when no actor was given
+	// Branch is the branch the commit was published on (its authored
+	// branch); "" in objects written before the field existed.
+	Branch    string
+	CreatedAt int64 // unix microseconds
 	Kind      Kind
 	Message   string
 	Schema    string            // key of the schema source object
@@ -104,6 +107,7 @@ type wireCommit struct {
 	Parents   []string          `json:"parents"`
 	Height    uint64            `json:"height"`
 	Actor     string            `json:"actor,omitempty"`
+	Branch    string            `json:"branch,omitempty"`
 	CreatedAt int64             `json:"created_at"`
 	Kind      Kind              `json:"kind"`
 	Message   string            `json:"message"`
@@ -123,6 +127,7 @@ func Encode(c *Commit) ([]byte, error) {
 		Parents:   make([]string, len(c.Parents)),
 		Height:    c.Height,
 		Actor:     c.Actor,
+		Branch:    c.Branch,
 		CreatedAt: c.CreatedAt,
 		Kind:      c.Kind,
 		Message:   c.Message,
@@ -169,6 +174,7 @@ func Decode(key string, data []byte) (*Commit, error) {
 		Parents:   make([]ID, 0, len(w.Parents)),
 		Height:    w.Height,
 		Actor:     w.Actor,
+		Branch:    w.Branch,
 		CreatedAt: w.CreatedAt,
 		Kind:      w.Kind,
 		Message:   w.Message,

@@ -180,6 +180,7 @@ func (r *Repo) prepare(ctx context.Context, req PublishRequest) (*Commit, error)
 		Parents:   parents,
 		Height:    height,
 		Actor:     req.Actor,
+		Branch:    req.Branch,
 		CreatedAt: now.UnixMicro(),
 		Kind:      req.Kind,
 		Message:   req.Message,

@@ -175,6 +175,7 @@ func Init(ctx context.Context, st storage.Store, req InitRequest, opts Options) 
 	genesis := &Commit{
 		ID:        newID(now),
 		Actor:     req.Actor,
+		Branch:    "main",
 		CreatedAt: now.UnixMicro(),
 		Kind:      KindInit,
 		Message:   req.Message,

@@ -201,6 +201,9 @@ func branchOr(b string) string {
 
 // commitInfo renders a commit; branch is the branch it was read through.
 func commitInfo(c *commit.Commit, branch string) CommitInfo {
+	if branch == "" {
+		branch = c.Branch
+	}
 	ci := CommitInfo{ID: c.ID.String(), Branch: branch, ManifestVersion: int64(c.Height), Actor: c.Actor,
 		CreatedAt: time.UnixMicro(c.CreatedAt).UTC(), Kind: string(c.Kind), Message: c.Message}
 	if len(c.Parents) > 0 {
