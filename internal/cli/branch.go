@@ -30,11 +30,7 @@ func (a *app) newBranchCreateCmd() *cobra.Command {
 		Short: "Create a branch at the head of another branch (default main) or at a commit",
 		Args:  cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(nil, uriFlag)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, uri, err := a.open(cmd, nil, uriFlag)
 			if err != nil {
 				return err
 			}
@@ -69,11 +65,7 @@ func (a *app) newBranchListCmd() *cobra.Command {
 		Short: "List branches (main first)",
 		Args:  cobra.NoArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(nil, uriFlag)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, nil, uriFlag)
 			if err != nil {
 				return err
 			}
@@ -106,11 +98,7 @@ func (a *app) newBranchDeleteCmd() *cobra.Command {
 		Short: "Delete a branch (never main)",
 		Args:  cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(nil, uriFlag)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, uri, err := a.open(cmd, nil, uriFlag)
 			if err != nil {
 				return err
 			}
@@ -151,11 +139,7 @@ the other updated, or the combination breaks a constraint — nothing is written
 and every conflict is reported (exit 1).`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(nil, uriFlag)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, uri, err := a.open(cmd, nil, uriFlag)
 			if err != nil {
 				return err
 			}

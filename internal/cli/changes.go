@@ -130,11 +130,7 @@ func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions)
 			return usagef("invalid --op %q: use insert, update or delete", op)
 		}
 	}
-	uri, err := a.graphURI(nil, o.uri)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGraph(cmd.Context(), uri)
+	g, _, err := a.open(cmd, nil, o.uri)
 	if err != nil {
 		return err
 	}

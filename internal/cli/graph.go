@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/spf13/cobra"
 )
 
 // graphURI resolves the graph a direct command addresses: a positional URI,
@@ -38,6 +39,16 @@ func (a *app) graphURI(positional []string, uriFlag string) (string, error) {
 
 func (a *app) openGraph(ctx context.Context, uri string) (*omnigraph.Graph, error) {
 	return omnigraph.Open(ctx, uri, omnigraph.Options{})
+}
+
+// open resolves the addressed graph (see graphURI) and opens it.
+func (a *app) open(cmd *cobra.Command, positional []string, uriFlag string) (*omnigraph.Graph, string, error) {
+	uri, err := a.graphURI(positional, uriFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	g, err := a.openGraph(cmd.Context(), uri)
+	return g, uri, err
 }
 
 // echoTarget prints the resolved write target for effectful commands

@@ -17,11 +17,7 @@ func (a *app) newSnapshotCmd() *cobra.Command {
 		Short: "Show the head commit of a branch and the row count of every table",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}
@@ -76,11 +72,7 @@ to stdout in the graph-batch NDJSON format, so that
 --type limits the output to some node or edge types (repeatable).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}
@@ -117,11 +109,7 @@ func (a *app) newCommitCmd() *cobra.Command {
 		Short: "List the commits of a branch, newest first",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, uriFlag)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, args, uriFlag)
 			if err != nil {
 				return err
 			}
@@ -157,11 +145,7 @@ func (a *app) newCommitCmd() *cobra.Command {
 		Short: "Show one commit",
 		Args:  cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(nil, showURI)
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, nil, showURI)
 			if err != nil {
 				return err
 			}
@@ -211,11 +195,7 @@ func (a *app) newSchemaCmd() *cobra.Command {
 		Short:   "Print the accepted .pg schema source",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, _, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}

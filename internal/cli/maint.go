@@ -25,11 +25,7 @@ Writes already compact a table automatically once it has more than a few
 small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, uri, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}
@@ -129,11 +125,7 @@ clear error; every branch head stays readable.`,
 				}
 				o.OlderThan = d
 			}
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			g, err := a.openGraph(cmd.Context(), uri)
+			g, uri, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}

@@ -125,11 +125,7 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 	if err != nil {
 		return err
 	}
-	uri, err := a.graphURI(nil, "")
-	if err != nil {
-		return err
-	}
-	g, err := a.openGraph(cmd.Context(), uri)
+	g, _, err := a.open(cmd, nil, "")
 	if err != nil {
 		return err
 	}
@@ -186,11 +182,7 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 	if err != nil {
 		return err
 	}
-	uri, err := a.graphURI(nil, "")
-	if err != nil {
-		return err
-	}
-	g, err := a.openGraph(cmd.Context(), uri)
+	g, _, err := a.open(cmd, nil, "")
 	if err != nil {
 		return err
 	}
