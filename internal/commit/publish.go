@@ -42,6 +42,14 @@ type PublishRequest struct {
 	Kind        Kind
 	// SchemaKey, if set, replaces the base commit's schema key.
 	SchemaKey string
+	// NewBranch publishes the first commit of a branch that does not exist
+	// yet: Base names the commit to build on (its Branch and ETag are
+	// ignored) and the ref is created, pointing at the new commit, with a
+	// create-if-absent. Creating the branch and its first write are then one
+	// atomic step: a crash leaves either no branch or the branch with the
+	// write. If the branch appeared meanwhile, Publish returns a
+	// *HeadMovedError carrying its head, so the caller rebases onto it.
+	NewBranch bool
 }
 
 // Publish makes a prepared write visible with one compare-and-swap:
@@ -91,7 +99,18 @@ func (r *Repo) Publish(ctx context.Context, req PublishRequest) (Head, *Commit, 
 		return Head{}, nil, err
 	}
 	next := Head{Branch: req.Branch, Commit: c.ID, Seq: req.Base.Seq + 1}
-	info, casErr := r.store.PutIfMatch(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq), req.Base.ETag)
+	var info storage.Info
+	var casErr error
+	if req.NewBranch {
+		next.Seq = 1
+		info, casErr = r.store.PutIfAbsent(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq))
+		if errors.Is(casErr, storage.ErrExists) {
+			// Treated like a lost CAS below: the ref names another commit.
+			casErr = fmt.Errorf("%w: %w", storage.ErrPrecondition, casErr)
+		}
+	} else {
+		info, casErr = r.store.PutIfMatch(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq), req.Base.ETag)
+	}
 	if casErr == nil {
 		next.ETag = info.ETag
 		if err := failpoint.Hit(FPAfterCAS); err != nil {
@@ -129,10 +148,25 @@ func (r *Repo) prepare(ctx context.Context, req PublishRequest) (*Commit, error)
 		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
 	}
 	switch {
+	case req.NewBranch && req.Kind == KindMerge:
+		return nil, bad("a new branch cannot start with a merge")
+	case req.NewBranch:
+		if err := r.checkNewBranch(ctx, req.Branch); err != nil {
+			var be *BranchError
+			if errors.As(err, &be) && be.Reason == "" {
+				// Created meanwhile: rebase onto it like any moved head.
+				if now, rerr := readRef(ctx, r.store, req.Branch); rerr == nil {
+					return nil, &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
+				}
+			}
+			return nil, err
+		}
 	case req.Base.Branch != "" && req.Base.Branch != req.Branch:
 		return nil, bad("base head is of branch %q, publishing to %q", req.Base.Branch, req.Branch)
 	case req.Base.ETag == "" || req.Base.Seq == 0:
 		return nil, bad("base head was not read from the store (no ETag)")
+	}
+	switch {
 	case req.Kind == KindInit || !req.Kind.valid():
 		return nil, bad("kind %q cannot be published", req.Kind)
 	case (req.Kind == KindMerge) != (req.MergeParent != nil):

@@ -144,18 +144,8 @@ func (r *Repo) CreateBranch(ctx context.Context, branch string, at ID) (Head, er
 	if _, err := r.Commit(ctx, at); err != nil {
 		return Head{}, err
 	}
-	live, err := r.Branches(ctx)
-	if err != nil {
+	if err := r.checkNewBranch(ctx, branch); err != nil {
 		return Head{}, err
-	}
-	for _, b := range live {
-		if b == branch {
-			return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists}
-		}
-		if prefixRelated(b, branch) {
-			return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists,
-				Reason: fmt.Sprintf("conflicts with live branch %q (branch names may not be ancestors or descendants of each other)", b)}
-		}
 	}
 	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(at, 1))
 	if errors.Is(err, storage.ErrExists) {
@@ -165,6 +155,25 @@ func (r *Repo) CreateBranch(ctx context.Context, branch string, at ID) (Head, er
 		return Head{}, fmt.Errorf("create ref %s: %w", RefKey(branch), err)
 	}
 	return Head{Branch: branch, Commit: at, Seq: 1, ETag: info.ETag}, nil
+}
+
+// checkNewBranch refuses a name that is live, or that is a path prefix of a
+// live branch or has one as its prefix.
+func (r *Repo) checkNewBranch(ctx context.Context, branch string) error {
+	live, err := r.Branches(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range live {
+		if b == branch {
+			return &BranchError{Branch: branch, Err: ErrBranchExists}
+		}
+		if prefixRelated(b, branch) {
+			return &BranchError{Branch: branch, Err: ErrBranchExists,
+				Reason: fmt.Sprintf("conflicts with live branch %q (branch names may not be ancestors or descendants of each other)", b)}
+		}
+	}
+	return nil
 }
 
 // DeleteBranch removes a branch ref. The branch disappears from every read at

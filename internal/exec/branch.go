@@ -88,7 +88,12 @@ func (g *Graph) resolveFrom(ctx context.Context, from string) (commit.ID, error)
 	if perr != nil {
 		return commit.ID{}, &commit.BranchError{Branch: from, Err: ErrBranchNotFound}
 	}
-	if _, err := g.repo.Commit(ctx, id); err != nil {
+	c, err := g.repo.Commit(ctx, id)
+	if err != nil {
+		return commit.ID{}, err
+	}
+	// A commit whose data cleanup removed cannot start a branch.
+	if err := g.checkReadable(ctx, c); err != nil {
 		return commit.ID{}, err
 	}
 	return id, nil
@@ -117,18 +122,12 @@ func checkPublicBranch(op, name string) error {
 	return commit.ValidateBranchName(name)
 }
 
-// loadFork records a branch a load created (LoadRequest.From), so a failed
-// load can remove it again.
-type loadFork struct {
-	ctx    context.Context
-	branch string
-	at     commit.ID
-}
-
-// forkForLoad creates branch from `from` when from is set and the branch
-// is missing; it returns nil when nothing was created (no From, the branch
-// exists, or a concurrent load created it first).
-func (g *Graph) forkForLoad(ctx context.Context, branch, from string) (*loadFork, error) {
+// forkPointForLoad returns the commit a load should start a missing branch
+// from (LoadRequest.From), or nil when there is nothing to create: no From,
+// or the branch exists. The branch is not created here: the load's own
+// publish creates the ref pointing at its commit (commit.PublishRequest.
+// NewBranch), so a crash can never leave the branch without the load.
+func (g *Graph) forkPointForLoad(ctx context.Context, branch, from string) (*commit.ID, error) {
 	if from == "" {
 		return nil, nil
 	}
@@ -144,25 +143,5 @@ func (g *Graph) forkForLoad(ctx context.Context, branch, from string) (*loadFork
 	if err != nil {
 		return nil, err
 	}
-	if _, err := g.repo.CreateBranch(ctx, branch, at); err != nil {
-		var be *commit.BranchError
-		if errors.As(err, &be) && errors.Is(err, ErrBranchExists) && be.Reason == "" {
-			return nil, nil // created concurrently: load into it
-		}
-		return nil, err
-	}
-	return &loadFork{ctx: context.WithoutCancel(ctx), branch: branch, at: at}, nil
-}
-
-// undoIfFailed removes the forked branch after a failed load, so that a
-// load that changed nothing leaves no branch behind. It removes the branch
-// only while it still points at the fork commit (best effort: nobody else
-// has written to it); an error here is dropped in favour of the load's.
-func (f *loadFork) undoIfFailed(g *Graph, loadErr error) {
-	if loadErr == nil {
-		return
-	}
-	if h, err := g.repo.Head(f.ctx, f.branch); err == nil && h.Commit == f.at {
-		_ = g.repo.DeleteBranch(f.ctx, f.branch)
-	}
+	return &at, nil
 }

@@ -17,12 +17,13 @@ import (
 
 // DefaultMaxRetries bounds how often one write re-prepares after losing the
 // publish CAS before it gives up with the *commit.HeadMovedError.
-const DefaultMaxRetries = 16
+const DefaultMaxRetries = 64
 
 // Options configure a Graph handle.
 type Options struct {
 	// CacheBytes bounds the handle's cache of immutable decoded objects
-	// (commits, schemas, table states, table images); 0 = commit.DefaultCacheBytes.
+	// (commits, schemas, table states, table images and their indexes);
+	// 0 = DefaultCacheBytes.
 	CacheBytes int64
 	// Now supplies commit timestamps and now() in mutations (nil = time.Now).
 	Now func() time.Time
@@ -132,7 +133,7 @@ type TableInfo struct {
 func (o Options) repoOptions() (commit.Options, *cache.Cache[any]) {
 	n := o.CacheBytes
 	if n <= 0 {
-		n = commit.DefaultCacheBytes
+		n = DefaultCacheBytes
 	}
 	c := cache.New[any](n)
 	return commit.Options{Cache: c, Now: o.Now}, c

@@ -80,21 +80,23 @@ type loadBatch struct {
 // Append and merge loads that lose the publish race re-validate against the
 // new head and publish again; an overwrite fails with *ReadSetChangedError
 // if a table it replaced or validated against changed meanwhile.
-func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (_ *LoadResult, err error) {
+func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadResult, error) {
 	switch req.Mode {
 	case LoadAppend, LoadMerge, LoadOverwrite:
 	default:
 		return nil, fmt.Errorf("%w '%s' (expected append, merge or overwrite)", ErrInvalidLoadMode, req.Mode)
 	}
 	branch := branchOr(req.Branch)
-	fork, err := g.forkForLoad(ctx, branch, req.From)
+	forkAt, err := g.forkPointForLoad(ctx, branch, req.From)
 	if err != nil {
 		return nil, err
 	}
-	if fork != nil {
-		defer func() { fork.undoIfFailed(g, err) }()
+	var base *commit.Commit
+	if forkAt != nil {
+		base, err = g.repo.Commit(ctx, *forkAt)
+	} else {
+		_, base, err = g.repo.Resolve(ctx, branch)
 	}
-	_, base, err := g.repo.Resolve(ctx, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +108,9 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (_ *Load
 	if err != nil {
 		return nil, err
 	}
-	b.res.Branch, b.res.BaseBranch, b.res.BranchCreated = branch, req.From, fork != nil
+	b.res.Branch, b.res.BaseBranch = branch, req.From
 	c, _, err := g.runWrite(ctx, writeRequest{
-		branch: branch, kind: commit.KindLoad, actor: req.Actor, message: "load " + string(req.Mode),
+		branch: branch, forkAt: forkAt, created: &b.res.BranchCreated, kind: commit.KindLoad, actor: req.Actor, message: "load " + string(req.Mode),
 		prepare: func(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
 			if snap.c.Schema != base.Schema {
 				// The input was converted under the old schema and cannot be

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -43,6 +45,12 @@ type writeRequest struct {
 	// prepare stages the change against a snapshot of the current head; it
 	// runs again, from scratch, after every lost CAS that may rebase.
 	prepare func(ctx context.Context, snap *GraphSnapshot) (*prepared, error)
+	// forkAt, if set, means branch does not exist yet: the write builds on
+	// that commit and its publish creates the branch (atomically with the
+	// write). If the branch appears meanwhile the write rebases onto it.
+	forkAt *commit.ID
+	// created, if set, reports whether this write created the branch.
+	created *bool
 }
 
 // runWrite is the common write pipeline (docs/write-path.md): capture the
@@ -58,7 +66,16 @@ type writeRequest struct {
 // a failure at any step leaves the branch at its old head
 // (TestEngineLoadCrashPoints, TestEngineStrictRace).
 func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit, *prepared, error) {
-	head, base, err := g.repo.Resolve(ctx, req.branch)
+	newBranch := req.forkAt != nil
+	var head commit.Head
+	var base *commit.Commit
+	var err error
+	if newBranch {
+		head = commit.Head{Branch: req.branch, Commit: *req.forkAt}
+		base, err = g.repo.Commit(ctx, *req.forkAt)
+	} else {
+		head, base, err = g.repo.Resolve(ctx, req.branch)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,8 +117,11 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 			return nil, nil, err
 		}
 		_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
-			Actor: req.actor, Message: req.message, Kind: req.kind})
+			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch})
 		if err == nil {
+			if req.created != nil {
+				*req.created = newBranch
+			}
 			if err := failpoint.Hit(FPAfterPublish); err != nil {
 				return nil, nil, err
 			}
@@ -121,6 +141,10 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		if attempt >= g.maxRetries {
 			return nil, nil, fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
 		}
+		if err := retryBackoff(ctx, attempt); err != nil {
+			return nil, nil, err
+		}
+		newBranch = false
 		newBase, err := g.repo.Commit(ctx, newHead.Commit)
 		if err != nil {
 			return nil, nil, err
@@ -283,4 +307,21 @@ func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schem
 	rec := b.NewRecord()
 	defer rec.Release()
 	return table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+}
+
+// retryBackoff sleeps a random time before the next attempt after a lost
+// publish race, growing with the attempt up to 50ms. Writers that lost
+// together then retry at different moments instead of colliding again, so
+// the number of rounds a writer needs stays small even with many writers.
+func retryBackoff(ctx context.Context, attempt int) error {
+	limit := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+	limit = min(limit, 50*time.Millisecond)
+	t := time.NewTimer(rand.N(limit) + time.Millisecond/4)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
