@@ -34,6 +34,12 @@ type NodeTable struct {
 
 	idxOnce sync.Once
 	byID    map[string]int32
+
+	// ix holds the scan indexes of this image (perf_index.go); noIndex
+	// turns them off (tests compare indexed scans with full scans).
+	ix      tableIndexes
+	noIndex bool
+	stamps  sync.Pool // *stampBuf visited arrays for traversals into this image
 }
 
 // Len returns the number of nodes.
@@ -75,6 +81,9 @@ type EdgeTable struct {
 	adjOnce sync.Once
 	out     map[string][]int32 // src id → edge rows, in row order
 	in      map[string][]int32 // dst id → edge rows, in row order
+
+	csrs  csrCache // row-resolved adjacencies for traversal (perf_adj.go)
+	noCSR bool     // walk the id-keyed maps instead (tests compare the two)
 }
 
 // Len returns the number of edges.

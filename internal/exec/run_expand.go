@@ -19,10 +19,33 @@ type expander struct {
 	// an array per source: a row is visited iff stamp[row] == gen.
 	stamp []uint32
 	gen   uint32
+	// bySrc/byDst are the row-resolved adjacencies (perf_adj.go) keyed by
+	// source rows and by destination rows, built on first use. byID walks
+	// the id-keyed maps instead (the reference path, pinned equal by
+	// TestExpandRowsMatchByID).
+	bySrc, byDst *rowAdj
+	byID         bool
 }
 
 func newExpander(et *EdgeTable, src, dst *NodeTable, dir query.Dir) *expander {
-	return &expander{et: et, src: src, dst: dst, dir: dir}
+	return &expander{et: et, src: src, dst: dst, dir: dir, byID: et.noCSR}
+}
+
+// rowsFrom returns the row-resolved adjacency whose near ends are rows of
+// src (the expander's source image) and far ends rows of its destination.
+func (x *expander) rowsFrom() *rowAdj {
+	if x.bySrc == nil {
+		x.bySrc = newRowAdj(x.et, x.dir, x.src, x.dst)
+	}
+	return x.bySrc
+}
+
+// rowsWithin is the adjacency among destination rows, for multi-hop walks.
+func (x *expander) rowsWithin() *rowAdj {
+	if x.byDst == nil {
+		x.byDst = newRowAdj(x.et, x.dir, x.dst, x.dst)
+	}
+	return x.byDst
 }
 
 // smallDegree is the neighbour count below which one-hop deduplication
@@ -31,9 +54,10 @@ const smallDegree = 32
 
 func (x *expander) nextGen() {
 	if x.stamp == nil {
-		// Allocated on first need: a one-hop expand from low-degree
-		// sources never needs it.
-		x.stamp = make([]uint32, x.dst.Len())
+		// Taken on first need (a one-hop expand from low-degree sources
+		// never needs it) from the destination image's pool: allocating and
+		// zeroing one per query would cost more than a short walk.
+		x.stamp, x.gen = x.dst.takeStamps()
 	}
 	x.gen++
 	if x.gen == 0 { // wrapped: old stamps could alias the new generation
@@ -71,6 +95,26 @@ func (x *expander) incident(id string, visit func(edge int32, far string)) {
 // neighbours returns the distinct destination rows one hop from source row
 // src, in adjacency order (set semantics per source row, §5.3).
 func (x *expander) neighbours(src int32, out []int32) []int32 {
+	if !x.byID {
+		a := x.rowsFrom()
+		small := a.degree(src) <= smallDegree
+		if !small {
+			x.nextGen()
+		}
+		a.incident(src, func(_ int32, d int32) {
+			switch {
+			case d < 0:
+			case small:
+				if !slices.Contains(out, d) {
+					out = append(out, d)
+				}
+			case x.stamp[d] != x.gen:
+				x.stamp[d] = x.gen
+				out = append(out, d)
+			}
+		})
+		return out
+	}
 	id := x.src.IDs[src]
 	small := len(x.et.Out(id))+len(x.et.In(id)) <= smallDegree
 	if !small {
@@ -97,6 +141,9 @@ func (x *expander) neighbours(src int32, out []int32) []int32 {
 // once, in BFS order. The source is never re-reported except through a
 // self-loop edge on it, which reports it at hop 1 without re-expanding it.
 func (x *expander) reach(src int32, lo, hi int64, out []int32) []int32 {
+	if !x.byID && x.src == x.dst {
+		return x.reachRows(src, lo, hi, out)
+	}
 	x.nextGen()
 	x.stamp[src] = x.gen
 	srcID := x.src.IDs[src]
@@ -130,19 +177,63 @@ func (x *expander) reach(src int32, lo, hi int64, out []int32) []int32 {
 	return out
 }
 
+// reachRows is reach over the row-resolved adjacency; the source and
+// destination images are the same (a same-type walk), so the source is the
+// far row src exactly when the far id is the source's id.
+func (x *expander) reachRows(src int32, lo, hi int64, out []int32) []int32 {
+	a := x.rowsWithin()
+	x.nextGen()
+	x.stamp[src] = x.gen
+	frontier := []int32{src}
+	var next []int32
+	for d := int64(1); d <= hi && len(frontier) > 0; d++ {
+		next = next[:0]
+		for _, n := range frontier {
+			a.incident(n, func(_ int32, row int32) {
+				if d == 1 && row == src {
+					// Self-loop on the source: reported at hop 1, not expanded.
+					if lo <= 1 && !slices.Contains(out, src) {
+						out = append(out, src)
+					}
+					return
+				}
+				if row < 0 || x.stamp[row] == x.gen {
+					return
+				}
+				x.stamp[row] = x.gen
+				next = append(next, row)
+				if d >= lo {
+					out = append(out, row)
+				}
+			})
+		}
+		frontier, next = next, frontier
+	}
+	return out
+}
+
 // edgesTo returns the edges incident to source row src whose far end
 // resolves to a destination row (all of them when want < 0, else only
 // those reaching want), sorted by edge id: one row per edge, §5.3.
 func (x *expander) edgesTo(src int32, want int32) (edges, fars []int32) {
 	type hit struct{ e, far int32 }
 	var hits []hit
-	x.incident(x.src.IDs[src], func(e int32, far string) {
-		d, ok := x.dst.Row(far)
-		if !ok || (want >= 0 && int32(d) != want) {
-			return
-		}
-		hits = append(hits, hit{e, int32(d)})
-	})
+	if !x.byID {
+		x.rowsFrom().incident(src, func(e, d int32) {
+			if d < 0 || (want >= 0 && d != want) {
+				return
+			}
+			hits = append(hits, hit{e, d})
+		})
+	} else {
+		x.incident(x.src.IDs[src], func(e int32, far string) {
+			d, ok := x.dst.Row(far)
+			if !ok || (want >= 0 && int32(d) != want) {
+				return
+			}
+			hits = append(hits, hit{e, int32(d)})
+		})
+	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(x.et.IDs[a.e], x.et.IDs[b.e]) })
 	for _, h := range hits {
 		edges = append(edges, h.e)
@@ -166,6 +257,7 @@ func (r *runner) evalExpand(ctx context.Context, o *query.Expand, l *layout) (*r
 	}
 	ss, ds := l.idx(o.Src), l.idx(o.Dst)
 	x := newExpander(et, l.slots[ss].nodes, l.slots[ds].nodes, o.Dir)
+	defer x.release()
 	out := newRowSet(l.width(), in.n())
 	ws := -1
 	if o.EdgeVar != "" {

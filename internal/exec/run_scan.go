@@ -25,13 +25,33 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	for i := range buf {
 		buf[i] = -1
 	}
+	// An index narrows the rows to visit (perf_index.go); filters it
+	// already decided are skipped, every other one is still evaluated.
+	rows, skip, indexed := r.scanIndex(o, tbl)
+	if indexed && skip != nil {
+		kept := preds[:0]
+		for i, p := range preds {
+			if !skip[i] {
+				kept = append(kept, p)
+			}
+		}
+		preds = kept
+	}
+	n := tbl.Len()
+	if indexed {
+		n = len(rows)
+	}
 	var cands []int32
 	out := newRowSet(l.width(), 0)
-	for i := 0; i < tbl.Len(); i++ {
-		if i&4095 == 0 {
+	for k := 0; k < n; k++ {
+		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		i := k
+		if indexed {
+			i = int(rows[k])
 		}
 		buf[s] = int32(i)
 		keep := true

@@ -9,6 +9,15 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
+// DefaultCacheBytes is the cache budget of a handle opened without one.
+// The cache holds decoded table images, and a read needs the whole image of
+// every table it touches: an image that does not fit is re-decoded by every
+// query (the 500k-edge peer graph's Knows image is ~80 MB, so its
+// traversals need CacheBytes of about 256 MiB or more; docs/performance.md,
+// Engine). Raising this default is pending: it also keeps more decoded data
+// resident during loads (TestLoadStreamBoundedMemory).
+const DefaultCacheBytes = commit.DefaultCacheBytes
+
 // GraphSnapshot is one commit of a graph as the executor reads it. It
 // implements Snapshot: node and edge tables are materialized on first use
 // from their immutable table states and cached on the handle by (schema,
@@ -150,24 +159,45 @@ func (s *GraphSnapshot) imageKey(tk string) string {
 }
 
 // materialize decodes every live row of a table into the value model.
+// Fragments are decoded whole (deletion vectors ignored) and cached by
+// their immutable key (perf_image.go), so the image of a state that differs
+// from a cached one by a few fragments or deletion vectors — every write —
+// costs a copy of the live rows, not a decode of the whole table.
 func (s *GraphSnapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (ids, src, dst []string, cols map[string][]any, size int64, err error) {
 	st, err := s.state(ctx, tk)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	n := st.Rows()
-	ids = make([]string, 0, n)
-	if edge {
-		src = make([]string, 0, n)
-		dst = make([]string, 0, n)
+	img, err := s.assembleImage(ctx, tk, st, props, edge)
+	if err != nil {
+		return nil, nil, nil, nil, 0, err
 	}
-	cols = make(map[string][]any, len(props))
+	return img.ids, img.src, img.dst, img.cols, imageSize(len(img.ids), len(props), edge), nil
+}
+
+// imageSize estimates the memory of a decoded image of rows rows.
+func imageSize(rows, props int, edge bool) int64 {
+	size := int64(rows) * int64(64+32*props)
+	if edge {
+		size += int64(rows) * 64
+	}
+	return size + 256
+}
+
+// decodeState decodes every live row of a table state.
+func (s *GraphSnapshot) decodeState(ctx context.Context, st *table.State, props []*schema.Property, edge bool) (*decodedRows, error) {
+	n := st.Rows()
+	d := &decodedRows{ids: make([]string, 0, n), cols: make(map[string][]any, len(props))}
+	if edge {
+		d.src = make([]string, 0, n)
+		d.dst = make([]string, 0, n)
+	}
 	for _, p := range props {
-		cols[p.Name] = make([]any, 0, n)
+		d.cols[p.Name] = make([]any, 0, n)
 	}
 	sc, err := table.Scan(ctx, s.g.st, st, table.ScanOptions{})
 	if err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, err
 	}
 	defer sc.Close()
 	schemaCols := st.Schema().Columns
@@ -179,43 +209,39 @@ func (s *GraphSnapshot) materialize(ctx context.Context, tk string, props []*sch
 			switch {
 			case c.Name == table.KeyColumn:
 				for i := range rows {
-					ids = append(ids, table.Value(arr, i).(string))
+					d.ids = append(d.ids, table.Value(arr, i).(string))
 				}
 			case edge && c.Name == "src":
 				for i := range rows {
-					src = append(src, table.Value(arr, i).(string))
+					d.src = append(d.src, table.Value(arr, i).(string))
 				}
 			case edge && c.Name == "dst":
 				for i := range rows {
-					dst = append(dst, table.Value(arr, i).(string))
+					d.dst = append(d.dst, table.Value(arr, i).(string))
 				}
 			default:
 				p := propByName(props, c.Name)
 				if p == nil {
 					continue // a column the schema no longer declares
 				}
-				col := cols[c.Name]
+				col := d.cols[c.Name]
 				for i := range rows {
 					col = append(col, fromColumn(p.Type, table.Value(arr, i)))
 				}
-				cols[c.Name] = col
+				d.cols[c.Name] = col
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, err
 	}
 	// Properties declared but absent from the stored table read as null.
 	for _, p := range props {
-		if len(cols[p.Name]) != len(ids) {
-			cols[p.Name] = make([]any, len(ids))
+		if len(d.cols[p.Name]) != len(d.ids) {
+			d.cols[p.Name] = make([]any, len(d.ids))
 		}
 	}
-	size = int64(len(ids)) * int64(64+32*len(props))
-	if edge {
-		size += int64(len(ids)) * 64
-	}
-	return ids, src, dst, cols, size + 256, nil
+	return d, nil
 }
 
 func propByName(props []*schema.Property, name string) *schema.Property {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
 // snapshotCommitted implements Committed (validate.go) over a snapshot's
@@ -28,11 +30,45 @@ func (c snapshotCommitted) NodeExists(ctx context.Context, nodeType, id string) 
 
 // LookupUnique implements Committed with a hash index per (table, columns).
 func (c snapshotCommitted) LookupUnique(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, error) {
+	if ids, ok, err := c.lookupKey(ctx, typeKey, cols, tuple); ok || err != nil {
+		return ids, err
+	}
 	idx, err := c.uniqueIndex(ctx, typeKey, cols)
 	if err != nil {
 		return nil, err
 	}
 	return idx[TupleKey(tuple)], nil
+}
+
+// lookupKey answers LookupUnique for a node type's single String/enum
+// @key through the image's id index: the key value is the node id, so no
+// per-image hash of every row (an O(n) build after every write) is needed.
+// ok is false when the shortcut does not apply.
+func (c snapshotCommitted) lookupKey(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, bool, error) {
+	kind, name := splitTableKey(typeKey)
+	if kind != "node" || len(cols) != 1 || len(tuple) != 1 {
+		return nil, false, nil
+	}
+	nt, ok := c.s.cat.Node(name)
+	if !ok || len(nt.Key) != 1 || nt.Key[0] != cols[0] {
+		return nil, false, nil
+	}
+	p, ok := nt.Prop(cols[0])
+	v, isStr := tuple[0].(string)
+	if !ok || !isStr || (p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
+		return nil, false, nil
+	}
+	t, err := c.s.Nodes(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if !t.keyCanonical() {
+		return nil, false, nil
+	}
+	if _, found := t.Row(v); found {
+		return []string{v}, true, nil
+	}
+	return nil, true, nil
 }
 
 func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols []string) (map[string][]string, error) {
