@@ -33,6 +33,11 @@ type prepared struct {
 	// may rebase only if no table in readSet (and not the schema) changed.
 	strict  bool
 	readSet []string
+	// write, if set, makes the change durable instead of writeTables (a
+	// streaming load, whose row images were written to fragments while the
+	// input was read and are no longer in delta). Same contract as
+	// writeTables: new objects only, table key → new state key.
+	write func(ctx context.Context, snap *GraphSnapshot) (map[string]string, error)
 }
 
 // writeRequest is what runWrite needs besides the per-attempt preparation.
@@ -103,7 +108,12 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		if err := failpoint.Hit(FPBeforeWrite); err != nil {
 			return nil, nil, err
 		}
-		tables, err := g.writeTables(ctx, snap, p.delta)
+		var tables map[string]string
+		if p.write != nil {
+			tables, err = p.write(ctx, snap)
+		} else {
+			tables, err = g.writeTables(ctx, snap, p.delta)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

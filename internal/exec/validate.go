@@ -73,6 +73,20 @@ type TypeDelta struct {
 	// e.g. the committed sources of an overwritten edge type. Sources of
 	// deleted and moved edges are found by Validate itself.
 	Vacated []string
+	// RowsChecked means the producer already applied the per-row checks
+	// (CheckNodeRow / CheckEdgeRow) to every image, so Validate skips them
+	// and Upserts may be skeletons: ID, Src, Dst and, in Values or Keep,
+	// only the values of non-key @unique columns. A streaming load stages
+	// this way so that property payloads need not stay in memory until the
+	// commit.
+	RowsChecked bool
+	// Keep, if set, names columns whose values KeepValues holds for every
+	// image (len(Keep) values per entry of Upserts, in Keep order), and
+	// Validate takes @unique tuples from there instead of Row.Values: a
+	// flat slice costs a fraction of a map per row, and a streaming load
+	// keeps these values for every entity of its input.
+	Keep       []string
+	KeepValues []any
 
 	index map[string]int // id -> position in Upserts
 }
@@ -295,7 +309,7 @@ func (v *validator) strictInserts() error {
 
 func (v *validator) rows() error {
 	for _, nt := range v.cat.Nodes {
-		if td := v.node(nt.Name); td != nil {
+		if td := v.node(nt.Name); td != nil && !td.RowsChecked {
 			for _, r := range td.Upserts {
 				if err := CheckNodeRow(nt, r.Values); err != nil {
 					setID(err, r.ID)
@@ -305,7 +319,7 @@ func (v *validator) rows() error {
 		}
 	}
 	for _, et := range v.cat.Edges {
-		if td := v.edge(et.Name); td != nil {
+		if td := v.edge(et.Name); td != nil && !td.RowsChecked {
 			for _, r := range td.Upserts {
 				if err := CheckEdgeRow(et, r.Values); err != nil {
 					setID(err, r.ID)
@@ -398,8 +412,8 @@ func (v *validator) unique(typeKey, typeName string, cols []string, types []sche
 	if checkCommitted {
 		superseded = supersededIDs(td)
 	}
-	for _, r := range td.Upserts {
-		tuple := rowTuple(cols, r)
+	for i, r := range td.Upserts {
+		tuple := td.tuple(i, cols, r)
 		if tupleHasNull(tuple) {
 			continue
 		}
@@ -443,6 +457,28 @@ func rowTuple(cols []string, r Row) []any {
 			}
 		}
 		t[i] = val
+	}
+	return t
+}
+
+// tuple returns the values of cols of the i-th upserted image: from
+// KeepValues when the delta keeps them there, else as rowTuple.
+func (td *TypeDelta) tuple(i int, cols []string, r Row) []any {
+	if td.Keep == nil {
+		return rowTuple(cols, r)
+	}
+	t := make([]any, len(cols))
+	for j, c := range cols {
+		if k := slices.Index(td.Keep, c); k >= 0 {
+			t[j] = td.KeepValues[i*len(td.Keep)+k]
+			continue
+		}
+		switch c {
+		case "src":
+			t[j] = r.Src
+		case "dst":
+			t[j] = r.Dst
+		}
 	}
 	return t
 }

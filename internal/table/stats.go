@@ -103,8 +103,10 @@ func boundString(s string, isMax bool) any {
 	if !utf8.ValidString(s) {
 		return nil // JSON would rewrite invalid bytes, breaking the bound
 	}
+	// Clone: s may point into an Arrow buffer, and the stats outlive it (a
+	// Fragment held in a table state must not pin its whole batch).
 	if len(s) <= maxStatString {
-		return s
+		return strings.Clone(s)
 	}
 	if isMax {
 		return nil
@@ -113,7 +115,7 @@ func boundString(s string, isMax bool) any {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return strings.Clone(s[:cut])
 }
 
 func minMax[T int64 | uint64 | float64](n int, ok func(int) bool, get func(int) T) (any, any) {

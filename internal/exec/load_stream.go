@@ -1,0 +1,445 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// DefaultLoadChunkBytes bounds the staged rows of one load chunk (an
+// estimate of their in-memory size). A full chunk is written out as one
+// fragment per table it touches and its values are dropped, so a load's
+// memory does not grow with the property payload of its input. Encoding a
+// chunk takes about four to five times its size again (Arrow builders grow
+// by doubling; Parquet keeps a dictionary memo, the column's pages and the
+// encoded file), so 16 MiB keeps that working set under ~100 MiB while a
+// fragment still holds many thousands of rows.
+const DefaultLoadChunkBytes = 16 << 20
+
+// stagedRowOverhead is the estimated in-memory cost of one buffered row
+// besides its strings and values: the buffer entry and the record's value
+// map (one swiss-table group and its header).
+const stagedRowOverhead = 400
+
+// loadStream is one load's input after reading: the row images of all but
+// the last chunk are in fragments already (immutable, referenced by nothing
+// until the publish), and per type only a compact skeleton of each entity
+// is kept for the cross-row and committed-state checks. Ids are fixed while
+// reading (keyed nodes from the key, others from data.id or a fresh ULID),
+// so a rebase re-validates and re-publishes exactly the same rows without
+// re-reading the input.
+//
+// Memory is O(entities × (id + endpoints + non-key @unique values)) plus one
+// chunk, independent of the property payload (docs/write-path.md, Load).
+type loadStream struct {
+	g    *Graph
+	base *GraphSnapshot // the load's base: its catalog converted the input
+	mode LoadMode
+	// chunkBytes and chunkRecords bound the rows buffered before a flush.
+	chunkBytes   int64
+	chunkRecords int
+	types        map[string]*stagedType // by table key
+	pendingBytes int64
+	pendingRecs  int
+	res          *LoadResult
+	// written lists every object the load created before its publish
+	// (chunk fragments, deletion vectors over them), for discard.
+	written []string
+	// own, once the tail chunk is flushed, is each type's fragments with
+	// deletion vectors hiding superseded images: computed once, reused by
+	// every publish attempt.
+	own map[string][]table.Fragment
+}
+
+// stagedType is what a load keeps about one type of its input.
+type stagedType struct {
+	tk     string
+	nt     *schema.NodeType // nil for an edge type
+	et     *schema.EdgeType // nil for a node type
+	props  []*schema.Property
+	schema table.Schema // the table schema at the load's base
+	prefix string
+
+	// skel has one skeleton image per distinct id in first-occurrence
+	// order (TypeDelta.RowsChecked), holding the last occurrence's
+	// endpoints, and in skel.KeepValues the values of its non-key @unique
+	// columns (skel.Keep); lines and locs are parallel to skel.Upserts.
+	// INVARIANT: len(lines) == len(locs) == len(skel.Upserts), and locs[i]
+	// is where the one visible image of skel.Upserts[i] is
+	// (TestLoadStreamChunkedEqualsSingle).
+	skel  *TypeDelta
+	lines []int    // input line of the last occurrence
+	locs  []rowLoc // where the last occurrence's full image is
+
+	frags []table.Fragment // flushed chunks, in input order
+	// hidden lists, per index into frags, the row offsets of images a later
+	// occurrence of the same id superseded (merge only).
+	hidden map[int][]int64
+
+	buf []bufRow // the current chunk
+}
+
+// rowLoc locates one row image: frag is an index into stagedType.frags, or
+// -1 while the row is still in the chunk buffer at position off.
+type rowLoc struct{ frag, off int32 }
+
+type bufRow struct {
+	row  Row
+	line int
+	pos  int   // index of the entity in skel
+	size int64 // its share of pendingBytes
+	dead bool  // superseded inside the chunk: never written
+}
+
+// newLoadStream prepares an empty stream for a load against base.
+func newLoadStream(g *Graph, base *GraphSnapshot, req LoadRequest) *loadStream {
+	s := &loadStream{g: g, base: base, mode: req.Mode, chunkBytes: req.ChunkBytes, chunkRecords: req.ChunkRecords,
+		types: map[string]*stagedType{},
+		res:   &LoadResult{Mode: req.Mode, Nodes: map[string]int64{}, Edges: map[string]int64{}}}
+	if s.chunkBytes <= 0 {
+		s.chunkBytes = DefaultLoadChunkBytes
+	}
+	return s
+}
+
+// read consumes the whole input, stopping at the first bad line. Full
+// chunks are written out as it goes; the last one stays buffered, so that a
+// small load whose validation fails writes nothing at all.
+func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
+	rd := NewReader(r, s.base.cat, ReaderOptions{})
+	for {
+		rec, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch rec := rec.(type) {
+		case *NodeRecord:
+			nt, _ := s.base.cat.Node(rec.Type)
+			if err := externalBlob(nt.Props, rec.Values, rec.Line); err != nil {
+				return err
+			}
+			id := rec.ID
+			if id == "" {
+				id = ulid.Make().String()
+			}
+			t, err := s.staged(ctx, NodeKey(nt.Name))
+			if err != nil {
+				return err
+			}
+			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line); err != nil {
+				return err
+			}
+			s.res.Nodes[nt.Name]++
+		case *EdgeRecord:
+			et, _ := s.base.cat.Edge(rec.Type)
+			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
+				return err
+			}
+			id := rec.ID
+			if id == "" {
+				id = ulid.Make().String()
+			}
+			t, err := s.staged(ctx, EdgeKey(et.Name))
+			if err != nil {
+				return err
+			}
+			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line); err != nil {
+				return err
+			}
+			s.res.Edges[et.Name]++
+		}
+		s.res.Total++
+		if progress != nil && s.res.Total%progressEvery == 0 {
+			progress(s.res.Total)
+		}
+		if s.pendingBytes >= s.chunkBytes || (s.chunkRecords > 0 && s.pendingRecs >= s.chunkRecords) {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if progress != nil {
+		progress(s.res.Total)
+	}
+	return nil
+}
+
+// staged returns the staging of a type, creating it on first use.
+func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error) {
+	if t, ok := s.types[tk]; ok {
+		return t, nil
+	}
+	base, err := s.base.state(ctx, tk)
+	if err != nil {
+		return nil, err
+	}
+	t := &stagedType{tk: tk, schema: base.Schema(), prefix: tablePrefix(tk),
+		skel: &TypeDelta{RowsChecked: true}, hidden: map[int][]int64{}}
+	kind, name := splitTableKey(tk)
+	var uniques [][]string
+	if kind == "node" {
+		t.nt, _ = s.base.cat.Node(name)
+		t.props = t.nt.Props
+		for _, u := range t.nt.Uniques {
+			// The @key itself needs no values: the id is derived from it,
+			// so two holders of one key are one id (caught in stage).
+			if !sameCols(u, t.nt.Key) {
+				uniques = append(uniques, u)
+			}
+		}
+	} else {
+		t.et, _ = s.base.cat.Edge(name)
+		t.props = t.et.Props
+		uniques = t.et.Uniques
+	}
+	seen := map[string]bool{}
+	for _, u := range uniques {
+		for _, c := range u {
+			// src and dst are the skeleton's endpoints unless a property
+			// shadows them (rowTuple's rule).
+			_, isProp := propOf(t.props, c)
+			if !seen[c] && (isProp || (c != "src" && c != "dst")) {
+				seen[c] = true
+				t.skel.Keep = append(t.skel.Keep, c)
+			}
+		}
+	}
+	s.types[tk] = t
+	return t, nil
+}
+
+func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
+	p := propByName(props, name)
+	return p, p != nil
+}
+
+// stage adds one input row: its full image to the chunk buffer, its
+// skeleton to the type's staging. A repeated id is an error (a keyed node:
+// @unique violation on the key in every mode; otherwise a KeyConflict in
+// append and overwrite) or, in merge, supersedes the earlier image, which
+// is then dropped from the buffer or hidden in its fragment.
+func (s *loadStream) stage(t *stagedType, row Row, line int) error {
+	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
+	pos, dup := t.skel.lookup(row.ID)
+	if dup {
+		switch {
+		case t.nt != nil && len(t.nt.Key) > 0:
+			nt := t.nt
+			return lineError(line, uniqueError(nt.Name, nt.Key, nodeTupleTypes(nt, nt.Key), rowTuple(nt.Key, row), row.ID, row.ID))
+		case s.mode != LoadMerge:
+			return lineError(line, &KeyConflictError{TypeKey: t.tk, EntityID: row.ID})
+		}
+		// Merge: the last occurrence wins, at its own position in the
+		// input, so a chunked load stores rows in the same order as an
+		// unchunked one.
+		if loc := t.locs[pos]; loc.frag < 0 {
+			b := &t.buf[loc.off]
+			s.pendingBytes -= b.size
+			*b = bufRow{dead: true}
+		} else {
+			t.hidden[int(loc.frag)] = append(t.hidden[int(loc.frag)], int64(loc.off))
+		}
+		t.skel.Upserts[pos] = skel
+		t.lines[pos] = line
+		for k, c := range t.skel.Keep {
+			t.skel.KeepValues[pos*len(t.skel.Keep)+k] = row.Values[c]
+		}
+	} else {
+		pos = len(t.skel.Upserts)
+		t.skel.add(skel)
+		t.lines = append(t.lines, line)
+		t.locs = append(t.locs, rowLoc{})
+		for _, c := range t.skel.Keep {
+			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
+		}
+	}
+	t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
+	size := stagedSize(row)
+	t.buf = append(t.buf, bufRow{row: row, line: line, pos: pos, size: size})
+	s.pendingBytes += size
+	s.pendingRecs++
+	return nil
+}
+
+// flush writes the buffered rows of every type as one new fragment per
+// type, in catalog order, and drops their values.
+func (s *loadStream) flush(ctx context.Context) error {
+	for _, tk := range s.order() {
+		if err := s.flushType(ctx, s.types[tk]); err != nil {
+			return err
+		}
+	}
+	s.pendingBytes, s.pendingRecs = 0, 0
+	return ctx.Err()
+}
+
+func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
+	rows := make([]Row, 0, len(t.buf))
+	for _, b := range t.buf {
+		if !b.dead {
+			rows = append(rows, b.row)
+		}
+	}
+	if len(rows) > 0 {
+		frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
+		if err != nil {
+			return t.bufError(err)
+		}
+		s.written = append(s.written, frag.Key)
+		fi := int32(len(t.frags))
+		t.frags = append(t.frags, frag)
+		off := int32(0)
+		for _, b := range t.buf {
+			if !b.dead {
+				t.locs[b.pos] = rowLoc{frag: fi, off: off}
+				off++
+			}
+		}
+	}
+	// Clear, not just truncate: the backing array would otherwise keep
+	// the chunk's values reachable until overwritten.
+	clear(t.buf)
+	t.buf = t.buf[:0]
+	return nil
+}
+
+
+// bufError attaches the input line of the buffered row an encoding error
+// names.
+func (t *stagedType) bufError(err error) error {
+	var ce *ConstraintError
+	if errors.As(err, &ce) && ce.ID != "" {
+		for _, b := range t.buf {
+			if !b.dead && b.row.ID == ce.ID {
+				return lineError(b.line, err)
+			}
+		}
+	}
+	return fmt.Errorf("exec: %s: %w", t.tk, err)
+}
+
+// order returns the staged table keys in catalog order (nodes, then edges):
+// the deterministic order of every object write.
+func (s *loadStream) order() []string {
+	var out []string
+	for _, nt := range s.base.cat.Nodes {
+		if _, ok := s.types[NodeKey(nt.Name)]; ok {
+			out = append(out, NodeKey(nt.Name))
+		}
+	}
+	for _, et := range s.base.cat.Edges {
+		if _, ok := s.types[EdgeKey(et.Name)]; ok {
+			out = append(out, EdgeKey(et.Name))
+		}
+	}
+	return out
+}
+
+// finish flushes the tail chunk and hides superseded images in the load's
+// own fragments, once; every publish attempt then reuses the result.
+func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, error) {
+	if s.own != nil {
+		return s.own, nil
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, err
+	}
+	own := make(map[string][]table.Fragment, len(s.types))
+	for _, tk := range s.order() {
+		t := s.types[tk]
+		if len(t.hidden) == 0 {
+			own[tk] = t.frags
+			continue
+		}
+		st, err := table.NewState(t.schema)
+		if err != nil {
+			return nil, err
+		}
+		if st, err = st.Append(t.frags...); err != nil {
+			return nil, err
+		}
+		rows := make(map[string][]int64, len(t.hidden))
+		for fi, offs := range t.hidden {
+			rows[t.frags[fi].Key] = offs
+		}
+		// A fragment whose every image was superseded is dropped here;
+		// the object stays unreferenced garbage for cleanup.
+		if st, err = table.DeleteRows(ctx, s.g.st, t.prefix, st, rows); err != nil {
+			return nil, fmt.Errorf("exec: %s: %w", tk, err)
+		}
+		own[tk] = st.Fragments()
+		for _, f := range own[tk] {
+			if f.DV != "" {
+				s.written = append(s.written, f.DV)
+			}
+		}
+	}
+	s.own = own
+	return own, nil
+}
+
+// discard deletes the objects the load wrote, best effort. Only for a load
+// that never reached its publish: those objects are referenced by nothing
+// and never will be. Otherwise cleanup reclaims them after its grace period.
+func (s *loadStream) discard(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for _, key := range s.written {
+		_ = s.g.st.Delete(ctx, key) // best effort: cleanup reclaims leftovers
+	}
+	s.written = nil
+}
+
+// line returns the input line of a staged id, if staged.
+func (s *loadStream) line(tk, id string) (int, bool) {
+	t, ok := s.types[tk]
+	if !ok {
+		return 0, false
+	}
+	i, ok := t.skel.lookup(id)
+	if !ok {
+		return 0, false
+	}
+	return t.lines[i], true
+}
+
+// stagedSize estimates the memory one buffered row holds; only the sum
+// over a chunk matters, to decide when to flush.
+func stagedSize(r Row) int64 {
+	n := int64(stagedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
+	for _, v := range r.Values {
+		n += valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v any) int64 {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return 32 + int64(len(x)) // the boxed header, then the bytes
+	case []byte:
+		return 24 + int64(len(x))
+	case Blob:
+		return 40 + int64(len(x.Data)+len(x.URI))
+	case []float32:
+		return 24 + 4*int64(len(x))
+	case []any:
+		n := int64(24)
+		for _, e := range x {
+			n += 16 + valueSize(e)
+		}
+		return n
+	default:
+		return 16
+	}
+}

@@ -1,0 +1,191 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// prepare stages the load against one snapshot for its mode and validates
+// it: the cross-row and committed-state checks over the skeletons (the
+// per-row checks ran while reading). It runs again after every lost
+// publish race, against the new head, from the kept skeletons alone.
+func (s *loadStream) prepare(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
+	d := NewDelta()
+	p := &prepared{delta: d}
+	replaced := map[string]bool{}
+	for _, tk := range s.order() {
+		t := s.types[tk]
+		// Share the skeleton and its id index: Validate only reads them.
+		nd := &TypeDelta{Upserts: t.skel.Upserts, RowsChecked: true, Keep: t.skel.Keep, KeepValues: t.skel.KeepValues, index: t.skel.index}
+		switch s.mode {
+		case LoadAppend:
+			nd.StrictInsert = true
+		case LoadOverwrite:
+			nd.Replace = true
+			replaced[tk] = true
+		}
+		if t.nt != nil {
+			if s.mode == LoadOverwrite {
+				tab, err := snap.Nodes(ctx, t.nt.Name)
+				if err != nil {
+					return nil, err
+				}
+				// Validate finds edges left pointing at removed nodes
+				// through the committed ids the overwrite drops.
+				for _, id := range tab.IDs {
+					if _, staged := nd.lookup(id); !staged {
+						nd.Deletes = append(nd.Deletes, id)
+					}
+				}
+			}
+			d.Nodes[t.nt.Name] = nd
+			continue
+		}
+		if s.mode == LoadOverwrite {
+			tab, err := snap.Edges(ctx, t.et.Name)
+			if err != nil {
+				return nil, err
+			}
+			if et := tab.Type; et.Card.Min > 0 || !et.Card.Unbounded {
+				seen := map[string]bool{}
+				for _, src := range tab.Src {
+					if !seen[src] {
+						seen[src] = true
+						nd.Vacated = append(nd.Vacated, src)
+					}
+				}
+			}
+		}
+		d.Edges[t.et.Name] = nd
+	}
+	if err := Validate(ctx, snap.cat, snapshotCommitted{s: snap}, d); err != nil {
+		return nil, s.locate(err)
+	}
+	if s.mode == LoadOverwrite {
+		p.strict = true
+		p.readSet = overwriteReadSet(snap.cat, replaced)
+	}
+	p.write = func(ctx context.Context, snap *GraphSnapshot) (map[string]string, error) {
+		return s.write(ctx, snap, d)
+	}
+	return p, nil
+}
+
+// locate finds the input line a validation error is about, if any: the
+// entity's last occurrence, or for @card the first staged edge of the
+// source.
+func (s *loadStream) locate(err error) error {
+	var ce *ConstraintError
+	if errors.As(err, &ce) {
+		if ce.Kind == ConstraintCard {
+			if t, ok := s.types[EdgeKey(ce.Type)]; ok {
+				for i, r := range t.skel.Upserts {
+					if r.Src == ce.ID {
+						return lineError(t.lines[i], err)
+					}
+				}
+			}
+			return err
+		}
+		for _, tk := range []string{NodeKey(ce.Type), EdgeKey(ce.Type)} {
+			if l, ok := s.line(tk, ce.ID); ok {
+				return lineError(l, err)
+			}
+		}
+		return err
+	}
+	var kc *KeyConflictError
+	if errors.As(err, &kc) {
+		if l, ok := s.line(kc.TypeKey, kc.EntityID); ok {
+			return lineError(l, err)
+		}
+	}
+	return err
+}
+
+// write makes one publish attempt's table states: per staged table, in
+// catalog order, the snapshot's state (or an empty one for an overwrite)
+// with committed images of re-loaded ids hidden by new deletion vectors,
+// plus the load's own fragments. Those fragments and their deletion vectors
+// do not depend on the head, so a rebase writes only new committed-side
+// deletion vectors and states.
+func (s *loadStream) write(ctx context.Context, snap *GraphSnapshot, d *Delta) (map[string]string, error) {
+	own, err := s.finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	committed := snapshotCommitted{s: snap}
+	out := map[string]string{}
+	for _, tk := range s.order() {
+		t := s.types[tk]
+		td := d.Nodes[t.name()]
+		if t.et != nil {
+			td = d.Edges[t.name()]
+		}
+		base, err := snap.state(ctx, tk)
+		if err != nil {
+			return nil, err
+		}
+		st := base
+		if td.Replace {
+			if st, err = table.NewState(base.Schema()); err != nil {
+				return nil, err
+			}
+			if st, err = st.WithIndexes(nil); err != nil {
+				return nil, err
+			}
+		} else {
+			var remove []string
+			for _, r := range td.Upserts {
+				var ok bool
+				if t.et != nil {
+					_, _, ok, err = committed.EdgeEnds(ctx, t.et.Name, r.ID)
+				} else {
+					ok, err = committed.NodeExists(ctx, t.nt.Name, r.ID)
+				}
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					remove = append(remove, r.ID)
+				}
+			}
+			if len(remove) > 0 {
+				if st, _, err = table.Delete(ctx, s.g.st, t.prefix, st, remove); err != nil {
+					return nil, fmt.Errorf("exec: %s: %w", tk, err)
+				}
+			}
+		}
+		if len(own[tk]) > 0 {
+			if st, err = st.Append(own[tk]...); err != nil {
+				return nil, err
+			}
+		}
+		if err := failpoint.Hit(FPAfterTableData); err != nil {
+			return nil, err
+		}
+		key, err := table.WriteState(ctx, s.g.st, t.prefix, st)
+		if err != nil {
+			return nil, err
+		}
+		if err := failpoint.Hit(FPAfterTableState); err != nil {
+			return nil, err
+		}
+		out[tk] = key
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (t *stagedType) name() string {
+	if t.et != nil {
+		return t.et.Name
+	}
+	return t.nt.Name
+}
