@@ -108,7 +108,7 @@ func measureLoad(t *testing.T, in *genInput, chunk int64, retained bool) (live, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Init(ctx, st, "stream.pg", streamSchema, "tester", Options{NoAutoCompact: true})
+	g, err := Init(ctx, st, "stream.pg", streamSchema, "tester", Options{NoAutoCompact: true, CacheBytes: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,10 @@ import (
 // DefaultCacheBytes is the cache budget of a handle opened without one.
 // The cache holds decoded table images, and a read needs the whole image of
 // every table it touches: an image that does not fit is re-decoded by every
-// query (the 500k-edge peer graph's Knows image is ~80 MB, so its
-// traversals need CacheBytes of about 256 MiB or more; docs/performance.md,
-// Engine). Raising this default is pending: it also keeps more decoded data
-// resident during loads (TestLoadStreamBoundedMemory).
-const DefaultCacheBytes = commit.DefaultCacheBytes
+// query (the 500k-edge peer graph's Knows image is ~80 MB; docs/performance.md,
+// Engine). 512 MiB keeps graphs of a few million entities warm; the budget is
+// a bound, not a reservation, and Options.CacheBytes changes it.
+const DefaultCacheBytes = 512 << 20
 
 // GraphSnapshot is one commit of a graph as the executor reads it. It
 // implements Snapshot: node and edge tables are materialized on first use
