@@ -289,6 +289,9 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, 
 	if err != nil {
 		return nil, CommitInfo{}, err
 	}
-	tabs, err := g.eng.Tables(ctx, t)
-	return tabs, snap.Commit(), err
+	// List the tables of exactly the commit resolved above, even if the
+	// branch moves in between.
+	ci := snap.Commit()
+	tabs, err := g.eng.Tables(ctx, Target{Snapshot: ci.ID})
+	return tabs, ci, err
 }

@@ -10,18 +10,18 @@ import (
 )
 
 func (a *app) newSnapshotCmd() *cobra.Command {
-	var branch string
+	var branch, snapshot string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "snapshot [URI]",
-		Short: "Show the head commit of a branch and the row count of every table",
+		Use:   "snapshot [URI] [--branch B | --snapshot COMMIT]",
+		Short: "Show the head commit of a branch (or a given commit) and the row count of every table",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			g, _, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
 			}
-			tabs, head, err := g.Tables(cmd.Context(), omnigraph.Target{Branch: branch})
+			tabs, head, err := g.Tables(cmd.Context(), omnigraph.Target{Branch: branch, Snapshot: snapshot})
 			if err != nil {
 				return err
 			}
@@ -54,8 +54,10 @@ func (a *app) newSnapshotCmd() *cobra.Command {
 		}),
 	}
 	acceptGlobals(cmd, "store", "quiet")
-	cmd.Flags().StringVar(&branch, "branch", "main", "branch to inspect")
+	cmd.Flags().StringVar(&branch, "branch", "", "branch to inspect (default main)")
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "commit id to inspect (time travel)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.MarkFlagsMutuallyExclusive("branch", "snapshot")
 	return cmd
 }
 
