@@ -312,7 +312,6 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 	return nil
 }
 
-
 // bufError attaches the input line of the buffered row an encoding error
 // names.
 func (t *stagedType) bufError(err error) error {
