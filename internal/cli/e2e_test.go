@@ -269,3 +269,18 @@ func TestE2EUsage(t *testing.T) {
 		t.Errorf("init over an existing graph: exit %d, want 1", r.code)
 	}
 }
+
+func TestE2ELintAgainstGraph(t *testing.T) {
+	dir := newSocialGraph(t)
+	m := mustRun(t, "lint", dir, "--query", filepath.Join(exampleDir, "queries.gq"), "--json")
+	if m["status"] != "ok" || m["schema_source"] != dir {
+		t.Fatalf("graph-backed lint = %v", m)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.gq")
+	if err := os.WriteFile(bad, []byte(`query q() { match { $r: Robot } return { $r.name } }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, "lint", "--store", dir, "--query", bad, "--json"); r.code != 1 || !strings.Contains(r.stdout, "T1") {
+		t.Fatalf("graph-backed lint of a bad query: exit %d\n%s", r.code, r.stdout)
+	}
+}

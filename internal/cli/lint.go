@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/spf13/cobra"
@@ -19,11 +20,13 @@ type lintOptions struct {
 func (a *app) newLintCmd() *cobra.Command {
 	var o lintOptions
 	cmd := &cobra.Command{
-		Use:   "lint [URI] --query FILE.gq --schema FILE.pg",
+		Use:   "lint (--schema FILE.pg | URI) --query FILE.gq",
 		Short: "Check a .gq query file against a schema without running it",
 		Long: `Parse and type-check every query in a .gq file against a schema.
 
-With --schema the check is offline: no graph is opened. Each query gets a
+With --schema the check is offline: no graph is opened. Without it, the
+query file is checked against the schema of the graph at URI (or --store),
+which is only read. Each query gets a
 status; findings report schema properties no update query sets and
 mutations without parameters. The exit status is 1 when any query has an
 error (the report is printed first), 0 otherwise.
@@ -44,17 +47,28 @@ Also available as 'omnigraph check', 'omnigraph query lint' and
 }
 
 func (a *app) runLint(cmd *cobra.Command, args []string, o *lintOptions) error {
-	if o.schemaPath == "" {
-		return usagef("lint needs --schema FILE.pg (graph-backed lint is not available in this build)")
+	var schemaName, schemaSrc string
+	if o.schemaPath != "" {
+		if len(args) > 0 || a.g.store != "" {
+			return usagef("lint with --schema is offline: do not also give a graph URI")
+		}
+		b, err := os.ReadFile(o.schemaPath)
+		if err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		schemaName, schemaSrc = o.schemaPath, string(b)
+	} else {
+		// Graph-backed: check against the schema the graph accepted.
+		g, uri, err := a.open(cmd, args, "")
+		if err != nil {
+			return err
+		}
+		if schemaSrc, err = g.SchemaSource(cmd.Context(), omnigraph.Target{}); err != nil {
+			return err
+		}
+		schemaName = uri
 	}
-	if len(args) > 0 || a.g.store != "" {
-		return usagef("lint with --schema is offline: do not also give a graph URI")
-	}
-	schemaSrc, err := os.ReadFile(o.schemaPath)
-	if err != nil {
-		return fmt.Errorf("read schema: %w", err)
-	}
-	cat, err := schema.Compile(o.schemaPath, string(schemaSrc))
+	cat, err := schema.Compile(schemaName, schemaSrc)
 	if err != nil {
 		return err
 	}
@@ -62,7 +76,7 @@ func (a *app) runLint(cmd *cobra.Command, args []string, o *lintOptions) error {
 	if err != nil {
 		return fmt.Errorf("read query file: %w", err)
 	}
-	rep := query.Lint(cat, o.schemaPath, o.queryPath, string(querySrc))
+	rep := query.Lint(cat, schemaName, o.queryPath, string(querySrc))
 	if o.json {
 		enc := json.NewEncoder(a.io.Out)
 		enc.SetIndent("", "  ")
