@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
@@ -35,6 +36,14 @@ type NodeTable struct {
 	idxOnce sync.Once
 	byID    map[string]int32
 
+	// layout, if set, is the fragment view the image was assembled from:
+	// Row answers through the fragments' own id indexes until the image
+	// has served rowLookupsBeforeIndex(n) lookups, so a read right after
+	// a write does not hash the whole table for a few point lookups.
+	layout  *fragSet
+	lookups atomic.Int64
+	grow    *growToken // spare capacity past len(IDs) (write_derive.go)
+
 	// ix holds the scan indexes of this image (perf_index.go); noIndex
 	// turns them off (tests compare indexed scans with full scans).
 	ix      tableIndexes
@@ -47,6 +56,16 @@ func (t *NodeTable) Len() int { return len(t.IDs) }
 
 // Row returns the row of node id.
 func (t *NodeTable) Row(id string) (int, bool) {
+	if t.layout != nil && (len(t.layout.parts) == 1 && t.layout.dels[0] == nil ||
+		t.lookups.Load() < rowLookupsBeforeIndex(len(t.IDs))) {
+		// A single clean fragment's own index is exactly the image's.
+		t.lookups.Add(1)
+		part, off, ok := t.layout.locate(id)
+		if !ok {
+			return 0, false
+		}
+		return t.layout.imageRow(part, off), true
+	}
 	t.idxOnce.Do(func() {
 		t.byID = make(map[string]int32, len(t.IDs))
 		for i, id := range t.IDs {
@@ -56,6 +75,11 @@ func (t *NodeTable) Row(id string) (int, bool) {
 	r, ok := t.byID[id]
 	return int(r), ok
 }
+
+// rowLookupsBeforeIndex is how many Row calls an image of n rows answers
+// through its fragments before building its own id map: a fraction of n,
+// so the map's O(n) build is paid only by images that are read a lot.
+func rowLookupsBeforeIndex(n int) int64 { return int64(64 + n/16) }
 
 // Value returns property prop of row (nil if null or not a column).
 func (t *NodeTable) Value(row int, prop string) any {
@@ -81,6 +105,9 @@ type EdgeTable struct {
 	adjOnce sync.Once
 	out     map[string][]int32 // src id → edge rows, in row order
 	in      map[string][]int32 // dst id → edge rows, in row order
+
+	layout *fragSet   // fragment view the image was built from (write_lookup.go)
+	grow   *growToken // spare capacity past len(IDs) (write_derive.go)
 
 	csrs  csrCache // row-resolved adjacencies for traversal (perf_adj.go)
 	noCSR bool     // walk the id-keyed maps instead (tests compare the two)

@@ -107,6 +107,10 @@ func (t *mutTable) put(r Row) {
 }
 
 type mutExec struct {
+	// noKeyPath turns off the key lookup of matchingNodes (tests compare
+	// it with the full walk).
+	noKeyPath bool
+
 	snap  *GraphSnapshot
 	cat   *schema.Catalog
 	vals  *mutValues
@@ -367,10 +371,7 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 		return err
 	}
 	var updated []Row
-	err = x.liveNodes(ctx, nt, func(id string, get func(string) any, row func() Row) {
-		if !m.match(get(p.Name)) {
-			return
-		}
+	err = x.matchingNodes(ctx, nt, p, m, func(id string, row func() Row) {
 		r := row()
 		vals := maps.Clone(r.Values)
 		maps.Copy(vals, set)
@@ -401,10 +402,8 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 		return err
 	}
 	gone := map[string]bool{}
-	err = x.liveNodes(ctx, nt, func(id string, get func(string) any, _ func() Row) {
-		if m.match(get(p.Name)) {
-			gone[id] = true
-		}
+	err = x.matchingNodes(ctx, nt, p, m, func(id string, _ func() Row) {
+		gone[id] = true
 	})
 	if err != nil {
 		return err

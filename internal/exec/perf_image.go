@@ -2,9 +2,7 @@ package exec
 
 import (
 	"context"
-	"fmt"
-	"path"
-	"strings"
+	"sync"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -24,36 +22,31 @@ import (
 type decodedRows struct {
 	ids, src, dst []string
 	cols          map[string][]any
+
+	// Lazily built lookups of a fragment image (write_lookup.go).
+	idxOnce   sync.Once
+	byID      map[string]int32
+	canonOnce sync.Once
+	canon     bool
 }
 
-// assembleImage builds the image of st from cached fragment images.
-func (s *GraphSnapshot) assembleImage(ctx context.Context, tk string, st *table.State, props []*schema.Property, edge bool) (*decodedRows, error) {
-	frags := st.Fragments()
-	parts := make([]*decodedRows, len(frags))
-	dels := make([][]int64, len(frags))
-	live := 0
-	for i, f := range frags {
-		d, err := s.fragmentImage(ctx, tk, st, f, props, edge)
-		if err != nil {
-			return nil, err
-		}
-		parts[i] = d
-		if f.DV != "" {
-			dv, err := table.ReadDeletionVector(ctx, s.g.st, f.DV)
-			if err != nil {
-				return nil, err
-			}
-			if dv.Fragment != strings.TrimSuffix(path.Base(f.Key), ".parquet") || dv.Rows != f.Rows ||
-				int64(len(dv.Offsets)) != f.Deleted || int64(len(d.ids)) != f.Rows {
-				return nil, fmt.Errorf("exec: deletion vector %s does not match fragment %s", f.DV, f.Key)
-			}
-			dels[i] = dv.Offsets
-		}
-		live += len(d.ids) - len(dels[i])
+// assembleImage builds the image of st from cached fragment images. It
+// also returns the fragment view the image was assembled from, which maps
+// every image row to its fragment and offset (fragSet.imageRow).
+func (s *GraphSnapshot) assembleImage(ctx context.Context, tk string, st *table.State, props []*schema.Property, edge bool) (*decodedRows, *fragSet, error) {
+	fs, err := s.buildFragSet(ctx, tk, st, props, edge)
+	if err != nil {
+		return nil, nil, err
 	}
+	return assembleFrom(fs, props, edge), fs, nil
+}
+
+// assembleFrom concatenates the live rows of fs's fragments.
+func assembleFrom(fs *fragSet, props []*schema.Property, edge bool) *decodedRows {
+	parts, dels, live := fs.parts, fs.dels, fs.live
 	// One fragment without deletions: share its image (both are immutable).
-	if len(frags) == 1 && dels[0] == nil {
-		return parts[0], nil
+	if len(parts) == 1 && dels[0] == nil {
+		return parts[0]
 	}
 	out := &decodedRows{ids: make([]string, 0, live), cols: make(map[string][]any, len(props))}
 	if edge {
@@ -84,7 +77,7 @@ func (s *GraphSnapshot) assembleImage(ctx context.Context, tk string, st *table.
 			lo = hi + 1
 		}
 	}
-	return out, nil
+	return out
 }
 
 // fragmentImage decodes (cached by schema and fragment key) every row of

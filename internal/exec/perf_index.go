@@ -384,6 +384,12 @@ func (t *NodeTable) keyCanonical() bool {
 		if prop == "" || col == nil {
 			return
 		}
+		// Every fragment (deleted rows included) canonical implies every
+		// row of the image; each fragment is checked once, not per image.
+		if t.layout != nil && t.layout.keyCanonical(t.Type) {
+			t.ix.keyCanon = true
+			return
+		}
 		p, _ := t.Type.Prop(prop)
 		one := map[string]any{}
 		for i, v := range col {

@@ -199,7 +199,6 @@ func (g *Graph) readSetChanged(ctx context.Context, old, cur *commit.Commit, rea
 // one new fragment, then the state is written.
 func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) (map[string]string, error) {
 	out := map[string]string{}
-	committed := snapshotCommitted{s: snap}
 	write := func(tk string, td *TypeDelta, props []*schema.Property, edge bool) error {
 		if !td.Replace && len(td.Upserts) == 0 && len(td.Deletes) == 0 {
 			return nil
@@ -218,24 +217,19 @@ func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) 
 				return err
 			}
 		} else {
+			// Replaced rows (upserted ids that are committed) and deleted
+			// ones, located through the fragments' id indexes: the offsets
+			// go straight to table.DeleteRows, no scan of the id column.
 			remove := append([]string(nil), td.Deletes...)
-			_, name := splitTableKey(tk)
 			for _, r := range td.Upserts {
-				var ok bool
-				if edge {
-					_, _, ok, err = committed.EdgeEnds(ctx, name, r.ID)
-				} else {
-					ok, err = committed.NodeExists(ctx, name, r.ID)
-				}
-				if err != nil {
-					return err
-				}
-				if ok {
-					remove = append(remove, r.ID)
-				}
+				remove = append(remove, r.ID)
 			}
-			if len(remove) > 0 {
-				if st, _, err = table.Delete(ctx, g.st, prefix, st, remove); err != nil {
+			rows, err := snap.committedRows(ctx, tk, remove)
+			if err != nil {
+				return err
+			}
+			if len(rows) > 0 {
+				if st, err = table.DeleteRows(ctx, g.st, prefix, st, rows); err != nil {
 					return fmt.Errorf("exec: %s: %w", tk, err)
 				}
 			}

@@ -29,6 +29,7 @@ type GraphSnapshot struct {
 	cat    *schema.Catalog
 	c      *commit.Commit
 	branch string
+	memo   snapMemo // per-snapshot lookups (write_lookup.go)
 }
 
 // Resolve pins a target to one commit and returns its snapshot. For a branch
@@ -110,11 +111,12 @@ func (s *GraphSnapshot) Nodes(ctx context.Context, typ string) (*NodeTable, erro
 	}
 	tk := NodeKey(nt.Name)
 	v, err := s.g.cache.GetOrLoad(ctx, s.imageKey(tk), func(ctx context.Context) (any, int64, error) {
-		ids, _, _, cols, size, err := s.materialize(ctx, tk, nt.Props, false)
+		img, layout, grow, size, err := s.materialize(ctx, tk, nt.Props, false)
 		if err != nil {
 			return nil, 0, err
 		}
-		return &NodeTable{Type: nt, IDs: ids, Cols: cols}, size, nil
+		s.retireImages(ctx, tk)
+		return &NodeTable{Type: nt, IDs: img.ids, Cols: img.cols, layout: layout, grow: grow}, size, nil
 	})
 	if err != nil {
 		return nil, err
@@ -131,11 +133,12 @@ func (s *GraphSnapshot) Edges(ctx context.Context, typ string) (*EdgeTable, erro
 	}
 	tk := EdgeKey(et.Name)
 	v, err := s.g.cache.GetOrLoad(ctx, s.imageKey(tk), func(ctx context.Context) (any, int64, error) {
-		ids, src, dst, cols, size, err := s.materialize(ctx, tk, et.Props, true)
+		img, layout, grow, size, err := s.materialize(ctx, tk, et.Props, true)
 		if err != nil {
 			return nil, 0, err
 		}
-		return &EdgeTable{Type: et, IDs: ids, Src: src, Dst: dst, Cols: cols}, size, nil
+		s.retireImages(ctx, tk)
+		return &EdgeTable{Type: et, IDs: img.ids, Src: img.src, Dst: img.dst, Cols: img.cols, layout: layout, grow: grow}, size, nil
 	})
 	if err != nil {
 		return nil, err
@@ -161,17 +164,25 @@ func (s *GraphSnapshot) imageKey(tk string) string {
 // Fragments are decoded whole (deletion vectors ignored) and cached by
 // their immutable key (perf_image.go), so the image of a state that differs
 // from a cached one by a few fragments or deletion vectors — every write —
-// costs a copy of the live rows, not a decode of the whole table.
-func (s *GraphSnapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (ids, src, dst []string, cols map[string][]any, size int64, err error) {
+// costs a copy of the live rows, not a decode of the whole table; and when
+// the state only adds rows at the end of a recent image (an insert, a
+// compaction), not even that (write_derive.go). It returns the image, the
+// fragment view it was built from and the image's grow token (nil if the
+// image has no spare room to hand on).
+func (s *GraphSnapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (*decodedRows, *fragSet, *growToken, int64, error) {
 	st, err := s.state(ctx, tk)
 	if err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
-	img, err := s.assembleImage(ctx, tk, st, props, edge)
+	fs, err := s.buildFragSet(ctx, tk, st, props, edge)
 	if err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
-	return img.ids, img.src, img.dst, img.cols, imageSize(len(img.ids), len(props), edge), nil
+	img, grow, ok := s.deriveImage(tk, fs, props, edge)
+	if !ok {
+		img, grow = assembleFrom(fs, props, edge), nil
+	}
+	return img, fs, grow, imageSize(len(img.ids), len(props), edge), nil
 }
 
 // imageSize estimates the memory of a decoded image of rows rows.

@@ -18,13 +18,18 @@ type snapshotCommitted struct {
 
 var _ Committed = snapshotCommitted{}
 
-// NodeExists implements Committed.
+// NodeExists implements Committed through the fragments' id indexes
+// (write_lookup.go): no table image is assembled for a point write.
 func (c snapshotCommitted) NodeExists(ctx context.Context, nodeType, id string) (bool, error) {
-	t, err := c.s.Nodes(ctx, nodeType)
+	nt, ok := c.s.cat.Node(nodeType)
+	if !ok {
+		return false, &UnknownTypeError{Kind: "node", Name: nodeType}
+	}
+	fs, err := c.s.fragSet(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return false, err
 	}
-	_, ok := t.Row(id)
+	_, _, ok = fs.locate(id)
 	return ok, nil
 }
 
@@ -58,14 +63,14 @@ func (c snapshotCommitted) lookupKey(ctx context.Context, typeKey string, cols [
 	if !ok || !isStr || (p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 		return nil, false, nil
 	}
-	t, err := c.s.Nodes(ctx, name)
+	fs, err := c.s.fragSet(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return nil, false, err
 	}
-	if !t.keyCanonical() {
+	if !fs.keyCanonical(nt) {
 		return nil, false, nil
 	}
-	if _, found := t.Row(v); found {
+	if _, _, found := fs.locate(v); found {
 		return []string{v}, true, nil
 	}
 	return nil, true, nil
@@ -142,36 +147,22 @@ func (c snapshotCommitted) EdgeIDs(ctx context.Context, edgeType string, end End
 	return ids, nil
 }
 
-// EdgeEnds implements Committed.
+// EdgeEnds implements Committed through the fragments' id indexes.
 func (c snapshotCommitted) EdgeEnds(ctx context.Context, edgeType, id string) (string, string, bool, error) {
-	t, idx, err := c.edgeIndex(ctx, edgeType)
+	et, ok := c.s.cat.Edge(edgeType)
+	if !ok {
+		return "", "", false, &UnknownTypeError{Kind: "edge", Name: edgeType}
+	}
+	fs, err := c.s.fragSet(ctx, EdgeKey(et.Name))
 	if err != nil {
 		return "", "", false, err
 	}
-	r, ok := idx[id]
+	part, off, ok := fs.locate(id)
 	if !ok {
 		return "", "", false, nil
 	}
-	return t.Src[r], t.Dst[r], true, nil
-}
-
-// edgeIndex returns an edge table and its id → row index.
-func (c snapshotCommitted) edgeIndex(ctx context.Context, edgeType string) (*EdgeTable, map[string]int32, error) {
-	t, err := c.s.Edges(ctx, edgeType)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := c.s.g.cache.GetOrLoad(ctx, c.s.imageKey(EdgeKey(t.Type.Name))+"/byid", func(context.Context) (any, int64, error) {
-		idx := make(map[string]int32, len(t.IDs))
-		for i, id := range t.IDs {
-			idx[id] = int32(i)
-		}
-		return idx, int64(len(idx))*48 + 256, nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return t, v.(map[string]int32), nil
+	d := fs.parts[part]
+	return d.src[off], d.dst[off], true, nil
 }
 
 func engHasNull(tuple []any) bool {

@@ -1,0 +1,308 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// lookupQueries chain keyed updates with inserts of the same keys, and
+// keyed deletes with each other, in one mutation, so the key path meets
+// pending, shadowed and deleted rows.
+const lookupQueries = `
+query ins($name: String, $age: I32) { insert Person { name: $name, age: $age } }
+query set($name: String, $age: I32) { update Person set { age: $age } where name = $name }
+query del($name: String) { delete Person where name = $name }
+query friend($from: String, $to: String) { insert Knows { from: $from, to: $to } }
+query unfriend($from: String) { delete Knows where from = $from }
+query ins_set($name: String, $age: I32) {
+    insert Person { name: $name, age: $age }  update Person set { age: 77 } where name = $name }
+query set_set($name: String, $other: String, $age: I32) {
+    update Person set { age: $age } where name = $name  update Person set { age: 6 } where name = $other
+    update Person set { age: 8 } where name = $name }
+query ins_ins_set($name: String, $other: String, $age: I32) {
+    insert Person { name: $name, age: $age }  insert Person { name: $other, age: 3 }
+    update Person set { age: 4 } where name = $other }
+query del_del($name: String, $other: String) {
+    delete Person where name = $name  delete Person where name = $other  delete Person where name = $name }
+query del_co($name: String) { delete Company where name = $name }
+`
+
+// lookupGraph returns a graph with a bulk-loaded Person/Knows table and a
+// function that applies one random mutation (errors such as a missing
+// friend are expected and ignored).
+func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
+	t.Helper()
+	ctx := context.Background()
+	st := storage.NewMem()
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engCheck(t, st) })
+	rng := rand.New(rand.NewPCG(7, 8))
+	var bulk strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
+	}
+	for range 50 {
+		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(30), rng.IntN(30))
+	}
+	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(rng *rand.Rand) {
+		name, other := fmt.Sprintf("n%d", rng.IntN(32)), fmt.Sprintf("n%d", rng.IntN(32))
+		var q string
+		params := map[string]any{"name": name, "age": rng.IntN(90)}
+		switch rng.IntN(7) {
+		case 0, 1:
+			q = "ins"
+		case 2:
+			q = "set"
+		case 3:
+			q = "del"
+		case 4:
+			q, params = "friend", map[string]any{"from": name, "to": other}
+		case 5:
+			q, params = "unfriend", map[string]any{"from": name}
+		default:
+			q, params["other"] = []string{"set_set", "ins_ins_set", "del_del"}[rng.IntN(3)], other
+		}
+		_, _ = g.Mutate(ctx, "main", lookupPlan(t, g, q), params, MutateOptions{})
+	}
+	return g, step
+}
+
+func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
+	t.Helper()
+	snap, err := g.Resolve(context.Background(), Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := query.Compile(snap.Catalog(), "lookup.gq", lookupQueries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Query(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFragSetMatchesImage pins every fragment-index lookup of the write
+// path against the reference it replaced, after random writes that leave
+// tables with several fragments and deletion vectors: locate/imageRow and
+// NodeTable.Row (both its fragment and its flat path) against a
+// from-scratch decode of the state; NodeExists/EdgeEnds against that
+// decode; committedRows against the id-column scan table.Delete runs; the
+// layout's key-canonical check against the per-image one.
+func TestFragSetMatchesImage(t *testing.T) {
+	for _, cfg := range []struct {
+		name string
+		o    Options
+	}{
+		{"no-compaction", Options{NoAutoCompact: true}},
+		{"auto-compaction", Options{CompactTargetRows: 8}},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			ctx := context.Background()
+			g, step := lookupGraph(t, cfg.o)
+			rng := rand.New(rand.NewPCG(11, 12))
+			dvs := 0
+			seen := map[string]bool{"absent": true} // every id ever committed: deleted ones are probed too
+			for s := range 50 {
+				step(rng)
+				snap, err := g.Resolve(ctx, Target{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tk := range []string{NodeKey("Person"), EdgeKey("Knows")} {
+					st, err := snap.state(ctx, tk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, f := range st.Fragments() {
+						if f.DV != "" {
+							dvs++
+						}
+					}
+					checkFragSet(t, snap, st, tk, fmt.Sprintf("step %d %s", s, tk), rng, seen)
+				}
+			}
+			if cfg.o.NoAutoCompact && dvs == 0 {
+				t.Fatal("no deletion vector: the test is vacuous")
+			}
+		})
+	}
+}
+
+func checkFragSet(t *testing.T, snap *GraphSnapshot, st *table.State, tk, where string, rng *rand.Rand, seen map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
+	props, edge, err := snap.tableProps(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := snap.decodeState(ctx, st, props, edge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRow := map[string]int{}
+	for i, id := range want.ids {
+		wantRow[id] = i
+	}
+	fs, err := snap.fragSet(ctx, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs.live != len(want.ids) {
+		t.Fatalf("%s: fragSet has %d live rows, decode %d", where, fs.live, len(want.ids))
+	}
+	for _, id := range want.ids {
+		seen[id] = true
+	}
+	probe := slices.Sorted(maps.Keys(seen))
+	c := snapshotCommitted{s: snap}
+	_, name := splitTableKey(tk)
+	for _, id := range probe {
+		w, exists := wantRow[id]
+		part, off, ok := fs.locate(id)
+		if ok != exists || (ok && (fs.imageRow(part, off) != w || fs.parts[part].ids[off] != id)) {
+			t.Fatalf("%s: locate(%s) = (%d, %d, %v), want row %d exists %v", where, id, part, off, ok, w, exists)
+		}
+		if edge {
+			src, dst, ok, err := c.EdgeEnds(ctx, name, id)
+			if err != nil || ok != exists || (ok && (src != want.src[w] || dst != want.dst[w])) {
+				t.Fatalf("%s: EdgeEnds(%s) = %s %s %v %v", where, id, src, dst, ok, err)
+			}
+		} else if ok, err := c.NodeExists(ctx, name, id); err != nil || ok != exists {
+			t.Fatalf("%s: NodeExists(%s) = %v %v, want %v", where, id, ok, err, exists)
+		}
+	}
+	// committedRows against the scan of the id column (table.Delete's way).
+	var ids []string
+	for _, id := range probe {
+		if rng.IntN(3) == 0 {
+			ids = append(ids, id)
+		}
+	}
+	got, err := snap.committedRows(ctx, tk, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string][]int64{}
+	if len(ids) > 0 {
+		sc, err := table.Scan(ctx, snap.g.st, st, table.ScanOptions{Columns: []string{table.KeyColumn},
+			Filters: []table.Filter{table.In(table.KeyColumn, ids...)}, RowOffsets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sc.Next() {
+			ref[sc.Fragment()] = append(ref[sc.Fragment()], sc.Offsets()...)
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+	}
+	for _, m := range []map[string][]int64{got, ref} {
+		for _, k := range slices.Collect(maps.Keys(m)) {
+			slices.Sort(m[k])
+			m[k] = slices.Compact(m[k]) // a repeated id repeats its offset; DeleteRows dedupes
+		}
+	}
+	if !reflect.DeepEqual(got, ref) {
+		t.Fatalf("%s: committedRows(%v) = %v, scan %v", where, ids, got, ref)
+	}
+	if edge {
+		return
+	}
+	// NodeTable.Row through the layout, then (past the lookup threshold)
+	// through the flat map; and the key-canonical shortcut.
+	nt, err := snap.Nodes(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols}
+	for range 3 {
+		for _, id := range probe {
+			w, exists := wantRow[id]
+			r, ok := nt.Row(id)
+			if ok != exists || (ok && r != w) {
+				t.Fatalf("%s: Row(%s) = %d %v (after %d lookups), want %d %v", where, id, r, ok, nt.lookups.Load(), w, exists)
+			}
+		}
+	}
+	if nt.keyCanonical() != flat.keyCanonical() {
+		t.Fatalf("%s: keyCanonical with layout %v, without %v", where, nt.keyCanonical(), flat.keyCanonical())
+	}
+}
+
+// TestMatchingNodesKeyPath runs random multi-statement mutations twice on
+// the same snapshot, with and without the key lookup of matchingNodes, and
+// compares the staged deltas and counts.
+func TestMatchingNodesKeyPath(t *testing.T) {
+	ctx := context.Background()
+	g, step := lookupGraph(t, Options{NoAutoCompact: true})
+	rng := rand.New(rand.NewPCG(13, 14))
+	names := []string{"set", "del", "ins_set", "set_set", "ins_ins_set", "del_del", "del_co"}
+	plans := map[string]*query.Plan{}
+	for _, n := range names {
+		plans[n] = lookupPlan(t, g, n)
+	}
+	keyHits := 0
+	for s := range 60 {
+		step(rng)
+		snap, err := g.Resolve(ctx, Target{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			q := names[rng.IntN(len(names))]
+			params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(32)), "other": fmt.Sprintf("n%d", rng.IntN(32)), "age": rng.IntN(90)}
+			if q == "del_co" {
+				params = map[string]any{"name": []string{"Acme", "Globex", "n1"}[rng.IntN(3)]}
+			}
+			var out [2]string
+			for i, off := range []bool{true, false} {
+				x := &mutExec{noKeyPath: off, snap: snap, cat: snap.cat, vals: newMutValues(plans[q], params, g.now().UTC()),
+					nodes: map[string]*mutTable{}, edges: map[string]*mutTable{}}
+				err := x.run(ctx, plans[q])
+				var d *Delta
+				if err == nil {
+					d, err = x.delta(ctx)
+				}
+				out[i] = fmt.Sprintf("err=%v nodes=%d edges=%d", err, x.affectedNodes, x.affectedEdges)
+				if d != nil {
+					for _, n := range slices.Sorted(maps.Keys(d.Nodes)) {
+						td := d.Nodes[n]
+						out[i] += fmt.Sprintf("\n%s upserts=%v deletes=%v", n, td.Upserts, td.Deletes)
+					}
+					for _, n := range slices.Sorted(maps.Keys(d.Edges)) {
+						out[i] += fmt.Sprintf("\n%s edge upserts=%d deletes=%v", n, len(d.Edges[n].Upserts), d.Edges[n].Deletes)
+					}
+				}
+				if !off && x.affectedNodes > 0 {
+					keyHits++
+				}
+			}
+			if out[0] != out[1] {
+				t.Fatalf("step %d %s %v:\nreference %s\nkey path  %s", s, q, params, out[0], out[1])
+			}
+		}
+	}
+	if keyHits == 0 {
+		t.Fatal("no mutation matched a row: the test is vacuous")
+	}
+}
