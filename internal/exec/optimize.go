@@ -234,6 +234,7 @@ func (c maintConfig) planCompaction(frags []table.Fragment, auto bool) []segment
 		i = j
 	}
 	if auto {
+		segs = tierRuns(segs)
 		var spent int64
 		for k := len(segs) - 1; k >= 0; k-- {
 			if !segs[k].rewrite {
@@ -251,6 +252,40 @@ func (c maintConfig) planCompaction(frags []table.Fragment, auto bool) []segment
 		}
 	}
 	return segs
+}
+
+// tierRatio bounds how much larger an older fragment may be than the newer
+// ones an automatic compaction merges it with.
+const tierRatio = 4
+
+// tierRuns trims each run an automatic compaction would rewrite to its
+// newest tier: starting from the two newest fragments, it takes the next
+// older one only while that fragment holds at most tierRatio times the rows
+// taken so far. Without this, a table loaded as one large and one medium
+// fragment would re-encode the medium one on every few single-row writes;
+// with it a row is rewritten O(log rows) times, as in a size-tiered LSM.
+// Fragments left out stay as they are (a manual optimize still merges the
+// whole run). The rewritten part stays contiguous, so row order is kept.
+func tierRuns(segs []segment) []segment {
+	out := make([]segment, 0, len(segs))
+	for _, sg := range segs {
+		n := len(sg.frags)
+		if !sg.rewrite || n < 3 {
+			out = append(out, sg)
+			continue
+		}
+		acc := sg.frags[n-1].Live() + sg.frags[n-2].Live()
+		k := n - 2
+		for k > 0 && sg.frags[k-1].Live() <= tierRatio*max(acc, 1) {
+			k--
+			acc += sg.frags[k].Live()
+		}
+		for _, f := range sg.frags[:k] {
+			out = append(out, segment{frags: []table.Fragment{f}})
+		}
+		out = append(out, segment{frags: sg.frags[k:], rewrite: true})
+	}
+	return out
 }
 
 // hollow: at least a quarter of the fragment's rows are deleted.
