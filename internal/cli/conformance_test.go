@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -698,18 +697,11 @@ func TestConformanceConcurrentAppend(t *testing.T) {
 // the test goroutine (it reports errors in the result, never via t).
 func execCommand(bin string, args ...string) func() runResult {
 	return func() runResult {
-		cmd := exec.Command(bin, args...)
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			code, errb = -1, strings.Builder{}
-			errb.WriteString(err.Error())
+		r, err := procRun(bin, nil, args...)
+		if err != nil {
+			return runResult{code: -1, stderr: err.Error()}
 		}
-		return runResult{code, out.String(), errb.String()}
+		return r
 	}
 }
 

@@ -54,17 +54,11 @@ type runResult struct {
 
 func runBin(t *testing.T, args ...string) runResult {
 	t.Helper()
-	cmd := exec.Command(omnigraphBin(t), args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	r, err := procRun(omnigraphBin(t), nil, args...)
+	if err != nil {
 		t.Fatalf("run %v: %v", args, err)
 	}
-	return runResult{code, out.String(), errb.String()}
+	return r
 }
 
 func mustRun(t *testing.T, args ...string) map[string]any {
