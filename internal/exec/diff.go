@@ -170,7 +170,7 @@ func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool
 				return nil, err
 			}
 		}
-		props := propsB
+		props, snap := propsB, sb
 		switch {
 		case inA && inB:
 			if !sameColumns(stA.Schema(), stB.Schema()) {
@@ -179,19 +179,19 @@ func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool
 				} else if stB.Rows() > 0 || strict {
 					return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
 				} else {
-					props, stB = propsA, nil
+					props, snap, stB = propsA, sa, nil
 				}
 			}
 		case inA:
 			if strict && stA.Rows() > 0 {
 				return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
 			}
-			props = propsA
+			props, snap = propsA, sa
 		}
 		if stA == nil && stB == nil {
 			continue
 		}
-		diff, _, err := g.tableDiff(ctx, props, kind == "edge", stA, stB)
+		diff, _, err := g.tableDiff(ctx, snap, tk, props, kind == "edge", stA, stB)
 		if err != nil {
 			return nil, fmt.Errorf("exec: diff %s: %w", tk, err)
 		}

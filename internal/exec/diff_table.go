@@ -13,35 +13,55 @@ import (
 // CommitChanges and Merge. Its cost follows the change, not the table:
 // table states are lists of immutable fragments, so a fragment present in
 // both states with the same deletion vector holds exactly the same live rows
-// and is never opened. Only fragments added, removed, or whose deletion
-// vector changed are scanned.
+// and is never opened. A fragment present in both states whose deletion
+// vector changed is not scanned either: the rows whose liveness differs are
+// exactly the offsets in the symmetric difference of the two vectors, and
+// they are read by offset from the fragment's cached image (perf_image.go;
+// decoded once per handle, shared with the write path). Only fragments
+// present on one side (new or compacted away, small by construction) are
+// scanned.
 //
 // Correctness rests on one property of a table state: an id is live in at
 // most one fragment. So an id live in a shared fragment is live there in
-// both states and cannot also appear among the scanned rows; every id whose
-// image differs is found among the scanned rows alone.
+// both states and cannot also appear among the read rows; every id whose
+// image differs is found among the read rows alone.
 
 // rowChange is one entity whose live image differs between two table states:
-// before is nil for an insert, after is nil for a delete.
+// before is nil for an insert, after is nil for a delete. at is where before
+// was live in the first state (its fragment key and row offset), so that a
+// writer hiding it needs no id lookup.
 type rowChange struct {
 	before, after *Row
+	at            fragRow
+}
+
+// fragRow addresses one row of a table state: the unit of table.DeleteRows.
+type fragRow struct {
+	frag string
+	off  int64
 }
 
 // tableDiffStats counts what one tableDiff read; tests pin the
 // fragment-sharing shortcut with it.
 type tableDiffStats struct {
 	FragmentsShared  int // same key, same deletion vector: not opened
-	FragmentsScanned int
+	FragmentsScanned int // on one side only (scanned whole), or with different DVs
+	FragmentsByDV    int // of those, same key with different DVs: flipped offsets read
+	RowsByDV         int // rows read by offset from those fragments
 }
 
 // tableDiff returns the entities of one table whose live image differs
 // between states a and b (either may be nil: an absent table reads as
-// empty). props and edge describe how to decode rows. Rows that moved
-// between fragments with identical content (compaction) are not changes.
+// empty). props and edge describe how to decode rows; snap is a snapshot
+// whose catalog declares props for table tk (it keys the cached fragment
+// images). Rows that moved between fragments with identical content
+// (compaction) are not changes.
 //
-// INVARIANT: fragments with equal (key, DV) in a and b are never read
-// (TestTableDiffSkipsSharedFragments).
-func (g *Graph) tableDiff(ctx context.Context, props []*schema.Property, edge bool, a, b *table.State) (map[string]rowChange, tableDiffStats, error) {
+// INVARIANT: fragments with equal (key, DV) in a and b are never read, and
+// of a fragment in both with different DVs only the offsets whose liveness
+// differs are decoded (TestTableDiffSkipsSharedFragments,
+// TestMergeReadsFollowDelta).
+func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, props []*schema.Property, edge bool, a, b *table.State) (map[string]rowChange, tableDiffStats, error) {
 	var stats tableDiffStats
 	frags := func(s *table.State) map[string]table.Fragment {
 		m := map[string]table.Fragment{}
@@ -53,7 +73,11 @@ func (g *Graph) tableDiff(ctx context.Context, props []*schema.Property, edge bo
 		return m
 	}
 	fa, fb := frags(a), frags(b)
-	removed := map[string]*Row{}
+	type located struct {
+		r  *Row
+		at fragRow
+	}
+	removed := map[string]located{}
 	added := map[string]*Row{}
 	for _, key := range sortedTableKeys(fa) {
 		f := fa[key]
@@ -61,56 +85,43 @@ func (g *Graph) tableDiff(ctx context.Context, props []*schema.Property, edge bo
 		switch {
 		case !inB:
 			stats.FragmentsScanned++
-			if err := g.scanFragment(ctx, a.Schema(), f, props, edge, nil, func(_ int64, r *Row) { removed[r.ID] = r }); err != nil {
+			if err := g.scanFragment(ctx, a.Schema(), f, props, edge, nil, func(off int64, r *Row) { removed[r.ID] = located{r, fragRow{key, off}} }); err != nil {
 				return nil, stats, err
 			}
 		case fbf.DV == f.DV:
 			stats.FragmentsShared++
 		default:
 			stats.FragmentsScanned++
-			delA, err := g.deletedOffsets(ctx, f)
+			stats.FragmentsByDV++
+			delA, err := snap.deletedOffsets(ctx, f)
 			if err != nil {
 				return nil, stats, err
 			}
-			delB, err := g.deletedOffsets(ctx, fbf)
+			delB, err := snap.deletedOffsets(ctx, fbf)
 			if err != nil {
 				return nil, stats, err
 			}
-			// Only the offsets whose liveness differs matter. Find their ids
-			// from the id column alone, then decode just those rows (row
-			// groups whose id range holds none of them are skipped).
-			flipped := map[int64]bool{}
-			for off := range delA {
-				if !delB[off] {
-					flipped[off] = true
-				}
-			}
-			for off := range delB {
-				if !delA[off] {
-					flipped[off] = true
-				}
-			}
-			if len(flipped) == 0 {
+			goneA, goneB := flippedOffsets(delA, delB)
+			if len(goneA) == 0 && len(goneB) == 0 {
 				continue
 			}
-			raw := f
-			raw.DV, raw.Deleted = "", 0
-			ids, err := g.fragmentIDs(ctx, a.Schema(), raw, flipped)
+			img, err := snap.fragmentImage(ctx, tk, a, f, props, edge)
 			if err != nil {
 				return nil, stats, err
 			}
-			err = g.scanFragment(ctx, a.Schema(), raw, props, edge, ids, func(off int64, r *Row) {
-				liveA, liveB := !delA[off], !delB[off]
-				switch {
-				case liveA && !liveB:
-					removed[r.ID] = r
-				case liveB && !liveA:
-					added[r.ID] = r
-				}
-			})
-			if err != nil {
-				return nil, stats, err
+			if int64(len(img.ids)) != f.Rows {
+				return nil, stats, fmt.Errorf("exec: fragment %s image has %d rows, table state says %d", f.Key, len(img.ids), f.Rows)
 			}
+			// Deleted in b only: live in a, removed. Deleted in a only: added.
+			for _, off := range goneB {
+				r := img.row(int(off), props, edge)
+				removed[r.ID] = located{r, fragRow{key, off}}
+			}
+			for _, off := range goneA {
+				r := img.row(int(off), props, edge)
+				added[r.ID] = r
+			}
+			stats.RowsByDV += len(goneA) + len(goneB)
 		}
 	}
 	for _, key := range sortedTableKeys(fb) {
@@ -123,8 +134,8 @@ func (g *Graph) tableDiff(ctx context.Context, props []*schema.Property, edge bo
 		}
 	}
 	out := make(map[string]rowChange, len(removed)+len(added))
-	for id, r := range removed {
-		out[id] = rowChange{before: r}
+	for id, l := range removed {
+		out[id] = rowChange{before: l.r, at: l.at}
 	}
 	for id, r := range added {
 		c := out[id]
@@ -138,52 +149,48 @@ func (g *Graph) tableDiff(ctx context.Context, props []*schema.Property, edge bo
 	return out, stats, nil
 }
 
-// deletedOffsets returns the set of row offsets a fragment's deletion vector
-// hides (empty without one). Deletion vectors are immutable, so they are
-// cached by key on the handle.
-func (g *Graph) deletedOffsets(ctx context.Context, f table.Fragment) (map[int64]bool, error) {
+// deletedOffsets returns the sorted offsets f's deletion vector hides (nil
+// without one), cached by the vector's immutable key.
+func (s *GraphSnapshot) deletedOffsets(ctx context.Context, f table.Fragment) ([]int64, error) {
 	if f.DV == "" {
-		return map[int64]bool{}, nil
+		return nil, nil
 	}
-	v, err := g.cache.GetOrLoad(ctx, "exec/dv/"+f.DV, func(ctx context.Context) (any, int64, error) {
-		dv, err := table.ReadDeletionVector(ctx, g.st, f.DV)
-		if err != nil {
-			return nil, 0, err
-		}
-		m := make(map[int64]bool, len(dv.Offsets))
-		for _, o := range dv.Offsets {
-			m[o] = true
-		}
-		return m, int64(len(m))*16 + 128, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(map[int64]bool), nil
+	return s.deletionVector(ctx, f)
 }
 
-// fragmentIDs returns the ids at the given row offsets of a fragment,
-// reading only its id column.
-func (g *Graph) fragmentIDs(ctx context.Context, ts table.Schema, f table.Fragment, offsets map[int64]bool) ([]string, error) {
-	one, err := fragmentState(ts, f)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := table.Scan(ctx, g.st, one, table.ScanOptions{Columns: []string{table.KeyColumn}, RowOffsets: true})
-	if err != nil {
-		return nil, err
-	}
-	defer sc.Close()
-	ids := make([]string, 0, len(offsets))
-	for sc.Next() {
-		col := sc.Record().Column(0)
-		for i, off := range sc.Offsets() {
-			if offsets[off] {
-				ids = append(ids, table.Value(col, i).(string))
-			}
+// flippedOffsets splits the symmetric difference of two sorted deletion
+// vectors: the offsets deleted in a only and those deleted in b only.
+func flippedOffsets(a, b []int64) (onlyA, onlyB []int64) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			onlyA = append(onlyA, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			onlyB = append(onlyB, b[j])
+			j++
+		default:
+			i++
+			j++
 		}
 	}
-	return ids, sc.Err()
+	return onlyA, onlyB
+}
+
+// row returns row i of a fragment image as a Row (nil values omitted, as a
+// scan decodes them).
+func (d *decodedRows) row(i int, props []*schema.Property, edge bool) *Row {
+	r := &Row{ID: d.ids[i], Values: make(map[string]any, len(props))}
+	if edge {
+		r.Src, r.Dst = d.src[i], d.dst[i]
+	}
+	for _, p := range props {
+		if col := d.cols[p.Name]; i < len(col) && col[i] != nil {
+			r.Values[p.Name] = col[i]
+		}
+	}
+	return r
 }
 
 // fragmentState is a table state holding one fragment: the unit the table

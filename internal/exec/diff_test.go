@@ -180,20 +180,23 @@ func TestTableDiffSkipsSharedFragments(t *testing.T) {
 		name            string
 		a, b            *table.State
 		shared, scanned int
+		byDV, rowsByDV  int
 		changes         int
 	}{
-		{"inserts only", base, mid, 1, 5, 5},
-		{"one update", mid, end, 5, 2, 1},
-		{"identical", end, end, 7, 0, 0},
+		{"inserts only", base, mid, 1, 5, 0, 0, 5},
+		{"one update", mid, end, 5, 2, 1, 1, 1},
+		{"identical", end, end, 7, 0, 0, 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, stats, err := h.g.tableDiff(h.ctx, nt.Props, false, tc.a, tc.b)
+			d, stats, err := h.g.tableDiff(h.ctx, snap, "node:Person", nt.Props, false, tc.a, tc.b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if stats.FragmentsShared != tc.shared || stats.FragmentsScanned != tc.scanned || len(d) != tc.changes {
-				t.Fatalf("stats %+v, %d changes; want shared %d scanned %d changes %d", stats, len(d), tc.shared, tc.scanned, tc.changes)
+			if stats.FragmentsShared != tc.shared || stats.FragmentsScanned != tc.scanned || len(d) != tc.changes ||
+				stats.FragmentsByDV != tc.byDV || stats.RowsByDV != tc.rowsByDV {
+				t.Fatalf("stats %+v, %d changes; want shared %d scanned %d byDV %d/%d rows changes %d",
+					stats, len(d), tc.shared, tc.scanned, tc.byDV, tc.rowsByDV, tc.changes)
 			}
 		})
 	}

@@ -48,9 +48,13 @@ const (
 
 // mergePlan is one attempt's merge of S into T, ready to write.
 type mergePlan struct {
-	target    *GraphSnapshot
-	adopt     map[string]string // table key → source state key
-	write     *Delta            // per "both" table: what S brings to T
+	target *GraphSnapshot
+	adopt  map[string]string // table key → source state key
+	write  *Delta            // per "both" table: what S brings to T
+	// hide, per "both" table, where the base image of each id in write
+	// (updated or deleted by S, untouched by T) was live at the base: T
+	// holds it there unless T moved it (writeMerge checks).
+	hide      map[string]map[string]fragRow
 	conflicts []MergeConflict
 }
 
@@ -71,7 +75,7 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 		return nil, err
 	}
 	cat := tsnap.cat
-	plan := &mergePlan{target: tsnap, adopt: map[string]string{}, write: NewDelta()}
+	plan := &mergePlan{target: tsnap, adopt: map[string]string{}, write: NewDelta(), hide: map[string]map[string]fragRow{}}
 	class := map[string]int{}
 	targetChanged := map[string]bool{}
 	for _, tk := range tableKeys(cat) {
@@ -129,7 +133,7 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 		if err != nil {
 			return nil, err
 		}
-		diff, _, err := g.tableDiff(ctx, props, kind == "edge", stB, stS)
+		diff, _, err := g.tableDiff(ctx, ssnap, tk, props, kind == "edge", stB, stS)
 		if err != nil {
 			return nil, fmt.Errorf("exec: merge %s: %w", tk, err)
 		}
@@ -235,19 +239,23 @@ func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsna
 	if !sameColumns(stB.Schema(), stS.Schema()) || !sameColumns(stB.Schema(), stT.Schema()) {
 		return fmt.Errorf("%w: table %s was rewritten by a schema change since the merge base", ErrMergeSchema, tk)
 	}
-	dS, _, err := g.tableDiff(ctx, props, edge, stB, stS)
+	dS, _, err := g.tableDiff(ctx, ssnap, tk, props, edge, stB, stS)
 	if err != nil {
 		return fmt.Errorf("exec: merge %s: %w", tk, err)
 	}
-	dT, _, err := g.tableDiff(ctx, props, edge, stB, stT)
+	dT, _, err := g.tableDiff(ctx, tsnap, tk, props, edge, stB, stT)
 	if err != nil {
 		return fmt.Errorf("exec: merge %s: %w", tk, err)
 	}
 	td := &TypeDelta{}
+	hide := map[string]fragRow{}
 	for _, id := range sortedTableKeys(dS) {
 		s := dS[id]
 		t, both := dT[id]
 		if !both {
+			if s.before != nil {
+				hide[id] = s.at
+			}
 			if s.after != nil {
 				td.add(*s.after)
 			} else {
@@ -280,6 +288,7 @@ func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsna
 		plan.conflicts = append(plan.conflicts, c)
 	}
 	if len(td.Upserts) > 0 || len(td.Deletes) > 0 {
+		plan.hide[tk] = hide
 		if edge {
 			plan.write.Edges[name] = td
 		} else {
@@ -321,9 +330,10 @@ func constraintConflict(cat *schema.Catalog, err error) (MergeConflict, bool) {
 // writeMerge writes the merged state of every "both" table (T's state with
 // the replaced and deleted rows hidden by deletion vectors and S's images in
 // one new fragment) and returns table key → state key for the publish,
-// adopted source tables included. It reads no committed rows: which ids the
-// target holds is known from the diff (an id S changed and T did not is in
-// T exactly when it was in the base).
+// adopted source tables included. It reads no committed rows: which rows
+// of T to hide is known from the diff (an id S changed and T did not is in
+// T exactly when it was in the base, and at the same fragment and offset
+// unless T moved it with an identical image, e.g. by compaction).
 func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]string, error) {
 	out := make(map[string]string, len(plan.adopt)+len(plan.write.Nodes)+len(plan.write.Edges))
 	for tk, key := range plan.adopt {
@@ -337,11 +347,15 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 			return err
 		}
 		// Every upserted id that existed at the base is in T's state (T did
-		// not change it), and so is every deleted one: hide them all. The
-		// table package ignores ids that are not live.
-		remove := append(upsertIDs(td), td.Deletes...)
-		if st, _, err = table.Delete(ctx, g.st, prefix, st, remove); err != nil {
+		// not change it), and so is every deleted one: hide them all.
+		rows, err := g.mergeHideRows(ctx, snap, tk, st, plan.hide[tk])
+		if err != nil {
 			return fmt.Errorf("exec: merge %s: %w", tk, err)
+		}
+		if len(rows) > 0 {
+			if st, err = table.DeleteRows(ctx, g.st, prefix, st, rows); err != nil {
+				return fmt.Errorf("exec: merge %s: %w", tk, err)
+			}
 		}
 		if len(td.Upserts) > 0 {
 			frag, err := g.writeFragment(ctx, prefix, st.Schema(), td.Upserts, props, edge)
@@ -377,4 +391,45 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+// mergeHideRows returns, as table.DeleteRows takes them, the rows of T's
+// state st (table tk of snap) holding the ids in hide. An id is normally
+// still live where the base held it, which the diff recorded; only an id T
+// moved (its base row is gone from T, its image unchanged) is looked up,
+// through the cached per-fragment id indexes (write_lookup.go).
+func (g *Graph) mergeHideRows(ctx context.Context, snap *GraphSnapshot, tk string, st *table.State, hide map[string]fragRow) (map[string][]int64, error) {
+	frags := map[string]table.Fragment{}
+	for _, f := range st.Fragments() {
+		frags[f.Key] = f
+	}
+	rows := map[string][]int64{}
+	var moved []string
+	for _, id := range sortedTableKeys(hide) {
+		at := hide[id]
+		f, ok := frags[at.frag]
+		if ok {
+			del, err := snap.deletedOffsets(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			_, gone := slices.BinarySearch(del, at.off)
+			ok = !gone
+		}
+		if !ok {
+			moved = append(moved, id)
+			continue
+		}
+		rows[at.frag] = append(rows[at.frag], at.off)
+	}
+	if len(moved) > 0 {
+		more, err := snap.committedRows(ctx, tk, moved)
+		if err != nil {
+			return nil, err
+		}
+		for k, offs := range more {
+			rows[k] = append(rows[k], offs...)
+		}
+	}
+	return rows, nil
 }
