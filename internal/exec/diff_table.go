@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
@@ -16,10 +18,12 @@ import (
 // and is never opened. A fragment present in both states whose deletion
 // vector changed is not scanned either: the rows whose liveness differs are
 // exactly the offsets in the symmetric difference of the two vectors, and
-// they are read by offset from the fragment's cached image (perf_image.go;
-// decoded once per handle, shared with the write path). Only fragments
-// present on one side (new or compacted away, small by construction) are
-// scanned.
+// only they are decoded: from the fragment's image (perf_image.go; cached
+// per handle and shared with the write path), or, on a handle without it
+// and when the offsets touch few of the fragment's row groups, from the
+// file with table.ReadRows, which reads only those row groups. Only
+// fragments present on one side (new or compacted away, small by
+// construction) are scanned.
 //
 // Correctness rests on one property of a table state: an id is live in at
 // most one fragment. So an id live in a shared fragment is live there in
@@ -60,7 +64,9 @@ type tableDiffStats struct {
 // INVARIANT: fragments with equal (key, DV) in a and b are never read, and
 // of a fragment in both with different DVs only the offsets whose liveness
 // differs are decoded (TestTableDiffSkipsSharedFragments,
-// TestMergeReadsFollowDelta).
+// TestMergeReadsFollowDelta, TestMergeReadsFollowDeltaColdHandle); read by
+// offset or from the image, they are the same rows
+// (TestReadRowsAtMatchesImage).
 func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, props []*schema.Property, edge bool, a, b *table.State) (map[string]rowChange, tableDiffStats, error) {
 	var stats tableDiffStats
 	frags := func(s *table.State) map[string]table.Fragment {
@@ -105,21 +111,16 @@ func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, p
 			if len(goneA) == 0 && len(goneB) == 0 {
 				continue
 			}
-			img, err := snap.fragmentImage(ctx, tk, a, f, props, edge)
+			rows, err := g.rowsAt(ctx, snap, tk, a, f, props, edge, append(slices.Clone(goneA), goneB...))
 			if err != nil {
 				return nil, stats, err
 			}
-			if int64(len(img.ids)) != f.Rows {
-				return nil, stats, fmt.Errorf("exec: fragment %s image has %d rows, table state says %d", f.Key, len(img.ids), f.Rows)
-			}
 			// Deleted in b only: live in a, removed. Deleted in a only: added.
 			for _, off := range goneB {
-				r := img.row(int(off), props, edge)
-				removed[r.ID] = located{r, fragRow{key, off}}
+				removed[rows[off].ID] = located{rows[off], fragRow{key, off}}
 			}
 			for _, off := range goneA {
-				r := img.row(int(off), props, edge)
-				added[r.ID] = r
+				added[rows[off].ID] = rows[off]
 			}
 			stats.RowsByDV += len(goneA) + len(goneB)
 		}
@@ -178,6 +179,85 @@ func flippedOffsets(a, b []int64) (onlyA, onlyB []int64) {
 	return onlyA, onlyB
 }
 
+// rowsAt decodes the rows at the given physical offsets of fragment f of
+// state st (deleted or not), keyed by offset: from the fragment's image when
+// the handle has it cached or when reading by offset would not pay
+// (readRowsPays), else by reading only the row groups holding them.
+func (g *Graph) rowsAt(ctx context.Context, snap *GraphSnapshot, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool, offs []int64) (map[int64]*Row, error) {
+	img, ok := snap.cachedFragmentImage(tk, f)
+	if !ok && readRowsPays(f, offs) {
+		return g.readRowsAt(ctx, st, f, props, edge, offs)
+	}
+	if !ok {
+		var err error
+		if img, err = snap.fragmentImage(ctx, tk, st, f, props, edge); err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(img.ids)) != f.Rows {
+		return nil, fmt.Errorf("exec: fragment %s image has %d rows, table state says %d", f.Key, len(img.ids), f.Rows)
+	}
+	out := make(map[int64]*Row, len(offs))
+	for _, off := range offs {
+		out[off] = img.row(int(off), props, edge)
+	}
+	return out, nil
+}
+
+// readRowsPays reports whether reading only the row groups of f that hold
+// offs beats decoding (and caching) f's whole image. table.ReadRows reads
+// whole row groups and is paid on every call, and a merge diffs a base
+// fragment twice (base→source, base→target); the image is read once per
+// handle and then serves both diffs and later reads. So rows are read by
+// offset only when they touch at most a third of the fragment's row groups.
+// Boundaries are estimated with the row-group size every engine writer uses
+// (table.DefaultRowGroupRows); a wrong estimate costs bytes, never
+// correctness.
+func readRowsPays(f table.Fragment, offs []int64) bool {
+	const per = table.DefaultRowGroupRows
+	groups := (f.Rows + per - 1) / per
+	touched := map[int64]bool{}
+	for _, o := range offs {
+		touched[o/per] = true
+	}
+	return int64(len(touched))*3 <= groups
+}
+
+// readRowsAt reads the rows at offs of fragment f of state st with
+// table.ReadRows (only the row groups holding them), keyed by offset.
+func (g *Graph) readRowsAt(ctx context.Context, st *table.State, f table.Fragment, props []*schema.Property, edge bool, offs []int64) (map[int64]*Row, error) {
+	rec, err := table.ReadRows(ctx, g.st, st, f.Key, offs, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	sorted := slices.Clone(offs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	rows := recordRows(st.Schema(), rec, props, edge)
+	if len(rows) != len(sorted) {
+		return nil, fmt.Errorf("exec: fragment %s returned %d rows for %d offsets", f.Key, len(rows), len(sorted))
+	}
+	out := make(map[int64]*Row, len(sorted))
+	for i, off := range sorted {
+		out[off] = &rows[i]
+	}
+	return out, nil
+}
+
+// cachedFragmentImage returns fragment f's image if this handle has it
+// cached, without loading it.
+// INVARIANT: the key is the one fragmentImage caches under
+// (TestCachedFragmentImageKey).
+func (s *GraphSnapshot) cachedFragmentImage(tk string, f table.Fragment) (*decodedRows, bool) {
+	v, ok := s.g.cache.Get("exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key)
+	if !ok {
+		return nil, false
+	}
+	d, ok := v.(*decodedRows)
+	return d, ok
+}
+
 // row returns row i of a fragment image as a Row (nil values omitted, as a
 // scan decodes them).
 func (d *decodedRows) row(i int, props []*schema.Property, edge bool) *Row {
@@ -224,45 +304,50 @@ func (g *Graph) scanFragment(ctx context.Context, ts table.Schema, f table.Fragm
 	}
 	defer sc.Close()
 	for sc.Next() {
-		rec := sc.Record()
 		offs := sc.Offsets()
-		n := int(rec.NumRows())
-		rows := make([]Row, n)
-		for i := range rows {
-			rows[i].Values = make(map[string]any, len(props))
-		}
-		for ci, c := range ts.Columns {
-			arr := rec.Column(ci)
-			switch {
-			case c.Name == table.KeyColumn:
-				for i := range rows {
-					rows[i].ID = table.Value(arr, i).(string)
-				}
-			case edge && c.Name == "src":
-				for i := range rows {
-					rows[i].Src = table.Value(arr, i).(string)
-				}
-			case edge && c.Name == "dst":
-				for i := range rows {
-					rows[i].Dst = table.Value(arr, i).(string)
-				}
-			default:
-				p := propByName(props, c.Name)
-				if p == nil {
-					continue // a column the schema no longer declares
-				}
-				for i := range rows {
-					if v := fromColumn(p.Type, table.Value(arr, i)); v != nil {
-						rows[i].Values[c.Name] = v
-					}
-				}
-			}
-		}
+		rows := recordRows(ts, sc.Record(), props, edge)
 		for i := range rows {
 			fn(offs[i], &rows[i])
 		}
 	}
 	return sc.Err()
+}
+
+// recordRows converts a record with every column of ts, in order, into
+// value-model rows (nil values omitted, as the image's row does).
+func recordRows(ts table.Schema, rec arrow.RecordBatch, props []*schema.Property, edge bool) []Row {
+	rows := make([]Row, int(rec.NumRows()))
+	for i := range rows {
+		rows[i].Values = make(map[string]any, len(props))
+	}
+	for ci, c := range ts.Columns {
+		arr := rec.Column(ci)
+		switch {
+		case c.Name == table.KeyColumn:
+			for i := range rows {
+				rows[i].ID = table.Value(arr, i).(string)
+			}
+		case edge && c.Name == "src":
+			for i := range rows {
+				rows[i].Src = table.Value(arr, i).(string)
+			}
+		case edge && c.Name == "dst":
+			for i := range rows {
+				rows[i].Dst = table.Value(arr, i).(string)
+			}
+		default:
+			p := propByName(props, c.Name)
+			if p == nil {
+				continue // a column the schema no longer declares
+			}
+			for i := range rows {
+				if v := fromColumn(p.Type, table.Value(arr, i)); v != nil {
+					rows[i].Values[c.Name] = v
+				}
+			}
+		}
+	}
+	return rows
 }
 
 // rowsEqual is the merge's "unchanged" test: the same endpoints and every

@@ -123,3 +123,39 @@ func TestMergeReadsFollowDelta(t *testing.T) {
 		t.Fatalf("merge read %d bytes at 10k rows and %d at 100k: cost follows the table size", small, big)
 	}
 }
+
+// TestMergeReadsFollowDeltaColdHandle is TestMergeReadsFollowDelta on a
+// fresh handle (a new process: nothing cached). There the changed shared
+// fragment must be read, but the cost follows the fragment, which writers
+// and compaction keep near CompactTargetRows, not the table: the merge reads
+// the same bytes at 100k and 200k rows (whose touched fragments are the
+// same size), and less at 10k (a smaller fragment). Engine fragments span at
+// most two 64Ki-row row groups, so the diff decodes the fragment's image
+// once (it then serves the base→target diff too) rather than reading rows by
+// offset per diff (readRowsPays).
+func TestMergeReadsFollowDeltaColdHandle(t *testing.T) {
+	read := func(rows int) int64 {
+		cs := storage.NewCounting(storage.NewMem())
+		h, tgt := mergeFixture(t, cs, rows, 10)
+		h.branch("t", tgt)
+		g, err := Open(h.ctx, cs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := cs.Snapshot()
+		res, err := g.Merge(h.ctx, "src", "t", "")
+		if err != nil || res.Outcome != MergeMerged {
+			t.Fatalf("merge %+v %v", res, err)
+		}
+		d := cs.Snapshot().Sub(before)
+		t.Logf("rows=%d: %d requests, get %+v, get_range %+v", rows, d.Requests(), d[storage.OpGet], d[storage.OpGetRange])
+		return d[storage.OpGet].Bytes + d[storage.OpGetRange].Bytes
+	}
+	small, big, bigger := read(10000), read(100000), read(200000)
+	if diff := bigger - big; diff < -1024 || diff > 1024 {
+		t.Fatalf("merge read %d bytes at 100k rows and %d at 200k: cost follows the table size", big, bigger)
+	}
+	if small > big {
+		t.Fatalf("merge read %d bytes at 10k rows, more than the %d at 100k", small, big)
+	}
+}

@@ -62,6 +62,12 @@ type Scanner struct {
 	next  int
 	cur   *fragCursor
 
+	// want, when non-nil, restricts the scan to these sorted offsets of its
+	// only fragment (ReadRows): other row groups are not read, other rows
+	// are dropped like deleted ones.
+	want     []int64
+	wantBits rowBitmap
+
 	rec      arrow.RecordBatch
 	recFrag  string
 	recOffs  []int64
@@ -310,7 +316,7 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		c.starts = append(c.starts, start)
 		n := md.RowGroup(rg).NumRows()
 		sc.stats.RowGroups++
-		if sc.rowGroupMayMatch(c, rg, start, n) {
+		if sc.wantsRange(start, n) && sc.rowGroupMayMatch(c, rg, start, n) {
 			c.rgs = append(c.rgs, rg)
 		} else {
 			sc.stats.RowGroupsPruned++
@@ -376,6 +382,16 @@ func (sc *Scanner) rowGroupMayMatch(c *fragCursor, rg int, start, n int64) bool 
 		}
 	}
 	return true
+}
+
+// wantsRange reports whether rows [start, start+n) hold a wanted offset
+// (always true without a row restriction).
+func (sc *Scanner) wantsRange(start, n int64) bool {
+	if sc.want == nil {
+		return true
+	}
+	i, _ := slices.BinarySearch(sc.want, start)
+	return i < len(sc.want) && sc.want[i] < start+n
 }
 
 func allDeleted(del rowBitmap, start, n int64) bool {
@@ -499,6 +515,11 @@ func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch
 			mask[i] = !sc.cur.del.has(base + int64(i))
 		}
 	}
+	if sc.wantBits != nil {
+		for i := range mask {
+			mask[i] = mask[i] && sc.wantBits.has(base+int64(i))
+		}
+	}
 	for i := range sc.filters {
 		cf := &sc.filters[i]
 		a, err := column(cf.col)
@@ -574,6 +595,12 @@ func Collect(ctx context.Context, st storage.Store, s *State, opts ScanOptions) 
 		return nil, err
 	}
 	defer sc.Close()
+	return collect(sc, opts.Alloc)
+}
+
+// collect drains sc into one record allocated from mem.
+func collect(sc *Scanner, mem memory.Allocator) (arrow.RecordBatch, error) {
+	var err error
 	var recs []arrow.RecordBatch
 	defer func() {
 		for _, r := range recs {
@@ -601,7 +628,7 @@ func Collect(ctx context.Context, st storage.Store, s *State, opts ScanOptions) 
 	}
 	for j, f := range schema.Fields() {
 		if len(recs) == 0 {
-			b := array.NewBuilder(opts.Alloc, f.Type)
+			b := array.NewBuilder(mem, f.Type)
 			cols[j] = b.NewArray()
 			b.Release()
 			continue
@@ -610,7 +637,7 @@ func Collect(ctx context.Context, st storage.Store, s *State, opts ScanOptions) 
 		for k, r := range recs {
 			parts[k] = r.Column(j)
 		}
-		if cols[j], err = array.Concatenate(parts, opts.Alloc); err != nil {
+		if cols[j], err = array.Concatenate(parts, mem); err != nil {
 			return nil, fmt.Errorf("table: concatenate: %w", err)
 		}
 	}
