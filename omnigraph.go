@@ -188,18 +188,24 @@ func compileNamed(cat *schema.Catalog, src, name string) (*query.Plan, error) {
 
 // Query runs a read query. Mutations are refused: use Mutate.
 func (g *Graph) Query(ctx context.Context, t Target, src, name string, params map[string]any) (*ReadResult, error) {
-	plan, err := g.Compile(ctx, t, src, name)
+	// Resolve once: the plan is compiled against the catalog of the very
+	// commit it then reads, and the head is probed only once.
+	snap, err := g.eng.Resolve(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compileNamed(snap.Catalog(), src, name)
 	if err != nil {
 		return nil, err
 	}
 	if plan.IsMutation() {
 		return nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
 	}
-	res, ci, err := g.eng.Query(ctx, t, plan, params)
+	res, err := g.eng.QueryAt(ctx, snap, plan, params)
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: ci}
+	out := &ReadResult{QueryName: plan.Name, Commit: snap.Commit()}
 	for _, c := range res.Columns {
 		out.Columns = append(out.Columns, c.Name)
 	}

@@ -14,9 +14,16 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 	if err != nil {
 		return nil, CommitInfo{}, err
 	}
-	res, err := RunRead(ctx, snap, plan, params, RunOptions{Now: g.now().UTC()})
+	res, err := g.QueryAt(ctx, snap, plan, params)
 	if err != nil {
 		return nil, CommitInfo{}, err
 	}
 	return res, snap.Commit(), nil
+}
+
+// QueryAt runs a read plan against a snapshot the caller already resolved
+// (for example to compile the plan against that snapshot's catalog, so the
+// plan and the data come from the same commit).
+func (g *Graph) QueryAt(ctx context.Context, snap *GraphSnapshot, plan *query.Plan, params map[string]any) (*Result, error) {
+	return RunRead(ctx, snap, plan, params, RunOptions{Now: g.now().UTC()})
 }

@@ -431,11 +431,7 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 		if err != nil {
 			return err
 		}
-		et2 := x.table(x.edges, et.Name)
-		for _, id := range hit {
-			et2.deleted[id] = true
-		}
-		x.affectedEdges += int64(len(hit))
+		x.deleteEdges(et.Name, hit)
 	}
 	return nil
 }
@@ -476,12 +472,19 @@ func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 	if err != nil {
 		return err
 	}
-	tt := x.table(x.edges, et.Name)
-	for _, id := range hit {
-		tt.deleted[id] = true
-	}
-	x.affectedEdges += int64(len(hit))
+	x.deleteEdges(et.Name, hit)
 	return nil
+}
+
+// deleteEdges marks live edges of one type deleted in the overlay and
+// counts them (callers pass only edges liveEdges still reported, so an edge
+// hit by a cascade and an explicit delete is counted once).
+func (x *mutExec) deleteEdges(typ string, ids []string) {
+	t := x.table(x.edges, typ)
+	for _, id := range ids {
+		t.deleted[id] = true
+	}
+	x.affectedEdges += int64(len(ids))
 }
 
 // delta turns the overlay into a validated-ready change set: pending rows
