@@ -14,11 +14,11 @@ import (
 type verifyOut struct {
 	OK      bool `json:"ok"`
 	Checked struct {
-		Refs, Commits                       int
-		States                              int `json:"table_states"`
-		Fragments                           int
-		DeletionVectors                     int `json:"deletion_vectors"`
-		Indexes                             int
+		Refs, Commits   int
+		States          int `json:"table_states"`
+		Fragments       int
+		DeletionVectors int `json:"deletion_vectors"`
+		Indexes         int
 	} `json:"checked"`
 	Problems []struct {
 		Object, Kind, Detail, Via, Branch string

@@ -144,4 +144,6 @@ func (e *MissingRefError) Error() string {
 }
 
 // Is makes errors.Is match ErrMissingRef and ErrCorrupt.
-func (e *MissingRefError) Is(target error) bool { return target == ErrMissingRef || target == ErrCorrupt }
+func (e *MissingRefError) Is(target error) bool {
+	return target == ErrMissingRef || target == ErrCorrupt
+}
