@@ -38,7 +38,7 @@ query get_b($v: Blob) { match { $i: Item } return { $i.name } }
 	}
 	tests := []struct {
 		name, prop, raw string // raw: the bad value as JSON
-		reason              string
+		reason          string
 	}{
 		{"int out of range", "n", `3000000000`, "value 3000000000 exceeds Int32 range"},
 		{"int with fraction", "n", `30.5`, "expects an integer for I32, got 30.5"},
