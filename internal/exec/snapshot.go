@@ -2,10 +2,12 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -96,6 +98,9 @@ func (s *GraphSnapshot) state(ctx context.Context, tk string) (*table.State, err
 	}
 	v, err := s.g.cache.GetOrLoad(ctx, "exec/state/"+key, func(ctx context.Context) (any, int64, error) {
 		st, err := table.ReadState(ctx, s.g.st, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, 0, missingErr(s.c, key, err)
+		}
 		if err != nil {
 			return nil, 0, err
 		}
