@@ -57,7 +57,7 @@ type Report struct {
 	// Reclaimed counts reachable commits whose data cleanup removed (they
 	// stay in history; reading them fails with "removed by cleanup").
 	Reclaimed int       `json:"reclaimed_commits"`
-	Problems      []Problem `json:"problems"`
+	Problems  []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -79,8 +79,8 @@ type verifier struct {
 
 	commits   map[commit.ID]bool
 	schemas   map[string]*schema.Catalog // nil value: unreadable
-	states    map[string][]Problem // checked states and what was wrong with them or what they name
-	objects   map[string][]Problem // checked fragments, deletion vectors and indexes
+	states    map[string][]Problem       // checked states and what was wrong with them or what they name
+	objects   map[string][]Problem       // checked fragments, deletion vectors and indexes
 	fragments map[string]bool
 	dvs       map[string]bool
 	indexes   map[string]bool
