@@ -32,6 +32,27 @@ func Compile(filename, src string) (*Catalog, error) {
 	return cat, nil
 }
 
+// implicitColumn reports whether name is one of the columns every table of
+// that kind already has: id on nodes (and on the interfaces they implement),
+// id, src and dst on edges. A property of that name would be a second column
+// of the same name, so the catalog refuses it (lint included).
+func implicitColumn(kind declKind, name string) bool {
+	switch name {
+	case "id":
+		return true
+	case "src", "dst":
+		return kind == declEdge
+	}
+	return false
+}
+
+func implicitOwner(kind declKind) string {
+	if kind == declEdge {
+		return "edge"
+	}
+	return "node"
+}
+
 // reservedProps are storage-engine column names a property may not take.
 var reservedProps = map[string]bool{
 	"_rowid": true, "_rowaddr": true, "_rowoffset": true,
@@ -167,6 +188,8 @@ func (b *builder) props(o owner, in []*propAST, into []*Property) []*Property {
 		seen[name] = true
 		if reservedProps[name] {
 			b.errorf(pa.name.span, "property name '%s' on %s %s is reserved by the storage engine", name, o.kind, o.name)
+		} else if implicitColumn(o.kind, name) {
+			b.errorf(pa.name.span, "property name '%s' on %s %s is reserved: every %s has an implicit '%s' column", name, o.kind, o.name, implicitOwner(o.kind), name)
 		}
 		p := &Property{
 			Name:        name,
