@@ -26,7 +26,7 @@ func TestDeleteNestedBranchFreesParentName(t *testing.T) {
 	mustRun(t, "branch", "create", "a/b/c", "--uri", dir, "--json", "--quiet")
 }
 
-// TestEmptySnapshotIsAnError: --snapshot '' is a usage error, never the head.
+// TestEmptySnapshotIsAnError: --snapshot ” is a usage error, never the head.
 func TestEmptySnapshotIsAnError(t *testing.T) {
 	dir := newSocialGraph(t)
 	for _, args := range [][]string{

@@ -98,7 +98,7 @@ func (g *Graph) checkReadable(ctx context.Context, c *commit.Commit) error {
 		return err
 	}
 	for _, tk := range sortedTableKeys(c.Tables) {
-		if _, err := snap.state(ctx, tk); err != nil {
+		if _, err := snap.State(ctx, tk); err != nil {
 			return g.reclaimedErr(ctx, c, c.Tables[tk], err)
 		}
 	}
@@ -118,18 +118,7 @@ func (g *Graph) reclaimedErr(ctx context.Context, c *commit.Commit, key string, 
 	} else if ok {
 		return &CommitReclaimedError{Commit: c.ID.String(), Object: key}
 	}
-	return missingErr(c, key, err)
-}
-
-// missingErr reports an object commit c names that is not in the store and
-// that cleanup did not remove: a *commit.CorruptError naming the commit.
-func missingErr(c *commit.Commit, key string, err error) error {
-	var ce *commit.CorruptError
-	if errors.As(err, &ce) {
-		return err // already reported as damage
-	}
-	return &commit.CorruptError{Key: commit.CommitKey(c.ID),
-		Err: fmt.Errorf("names %s, which is missing and was not removed by cleanup (run `omnigraph verify`): %w", key, err)}
+	return commit.MissingObject(c, key, err)
 }
 
 // maxMaintenanceWalk bounds the first-parent walks below: they look only at
