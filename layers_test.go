@@ -17,6 +17,8 @@ const modulePath = "github.com/omnigraph-go/omnigraph"
 // parsers and catalog depend on nothing below them.
 var layers = map[string]int{
 	"internal/failpoint": 0,
+	"internal/policy":    1,
+	"internal/opconfig":  1,
 	"internal/fixture":   0,
 	"internal/cache":     0,
 	"internal/storage":   1,
@@ -27,9 +29,10 @@ var layers = map[string]int{
 	"internal/index":     3,
 	"internal/exec":      4,
 	"":                   5, // the public API at the module root
-	"internal/cli":       6,
+	"internal/cluster":   6,
+	"internal/cli":       7,
 	"internal/server":    6,
-	"cmd":                7,
+	"cmd":                8,
 }
 
 func rankOf(rel string) (int, bool) {
