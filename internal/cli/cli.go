@@ -152,16 +152,12 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.BoolVar(&a.g.yes, "yes", false, "consent to destructive writes against a non-local target")
 	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
-	// Served scopes are parsed so that scripts using them get a clear usage
-	// error naming the command until the remote commands accept them.
-	for _, n := range []string{"server", "profile"} {
-		_ = pf.MarkHidden(n)
-	}
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
 		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
-	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd())
+	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd())
+	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root
@@ -172,10 +168,13 @@ Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes,
     schema show, optimize, cleanup
+  served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
+    snapshot, branch create|list|delete|merge, commit list|show, schema show,
+    queries list, graphs list; query NAME without --query/-e runs a stored query
   offline: lint (with --schema)
   control: cluster validate|plan|import|refresh|apply|status|approve|force-unlock (--config DIR),
     policy validate|test|explain (--cluster DIR|URI [--graph ID])
-  local: version
+  local: version, alias NAME [ARGS...] (an operator alias: a stored read on a named server)
 `
 
 // checkGlobals rejects global flags the command cannot use.
