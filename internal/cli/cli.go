@@ -156,6 +156,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
 		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
+	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd())
 	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
@@ -167,7 +168,7 @@ const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes,
-    schema show, optimize, cleanup
+    schema show, optimize, cleanup, verify, repair
   served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
     snapshot, branch create|list|delete|merge, commit list|show, schema show,
     queries list, graphs list; query NAME without --query/-e runs a stored query
