@@ -28,13 +28,14 @@ var layers = map[string]int{
 	"internal/value":     2,
 	"internal/commit":    3,
 	"internal/index":     3,
-	"internal/exec":      4,
+	"internal/snapshot":  4,
 	"internal/integrity": 4,
-	"":                   5, // the public API at the module root
-	"internal/cluster":   6,
-	"internal/cli":       7,
-	"internal/server":    6,
-	"cmd":                8,
+	"internal/exec":      6,
+	"":                   7, // the public API at the module root
+	"internal/cluster":   8,
+	"internal/server":    8,
+	"internal/cli":       9,
+	"cmd":                10,
 }
 
 func rankOf(rel string) (int, bool) {
