@@ -116,3 +116,63 @@ func TestSchemaIdentifierLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidTextRefused is the issue's reproduction 4: invalid UTF-8 and
+// lone surrogates are refused with an error naming line and field, in JSONL
+// data, params, schema and query files, and change nothing.
+func TestInvalidTextRefused(t *testing.T) {
+	dir := newSocialGraph(t)
+	tmp := t.TempDir()
+	before := runBin(t, "export", dir).stdout
+	for _, tt := range []struct{ name, data, want string }{
+		{"invalid utf8", "{\"type\":\"Person\",\"data\":{\"name\":\"Ok\"}}\n{\"type\":\"Person\",\"data\":{\"name\":\"X\xff\xfeY\"}}\n",
+			"line 2, field 'data.name': invalid UTF-8 in string"},
+		{"lone surrogate", `{"type":"Person","data":{"name":"X\ud800Y"}}` + "\n", `line 1, field 'data.name': lone surrogate \uD800`},
+	} {
+		data := writeFile(t, tmp, "bad.jsonl", tt.data)
+		for _, mode := range []string{"merge", "append"} {
+			r := runBin(t, "load", "--data", data, "--mode", mode, dir, "--json", "--quiet")
+			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("%s (%s): exit %d %q, want %q", tt.name, mode, r.code, r.stderr, tt.want)
+			}
+		}
+	}
+	q := filepath.Join(exampleDir, "queries.gq")
+	for _, params := range []string{"{\"name\":\"X\xffY\"}", `{"name":"\udfff"}`} {
+		r := runBin(t, "query", "get_person", "--query", q, "--params", params, "--store", dir, "--json")
+		if r.code != 2 || !strings.Contains(r.stderr, "field 'name'") || !strings.Contains(r.stderr, "invalid --params") {
+			t.Fatalf("params %q: exit %d %q", params, r.code, r.stderr)
+		}
+	}
+	if got := runBin(t, "export", dir).stdout; got != before {
+		t.Fatal("a refused input changed the graph")
+	}
+	badPG := writeFile(t, tmp, "bad.pg", "node Person {\n  name: String @key @description(\"X\xff\")\n}\n")
+	if r := runBin(t, "lint", "--schema", badPG, "--query", q, "--json"); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "bad.pg:2:") ||
+		!strings.Contains(r.stdout+r.stderr, "invalid UTF-8") {
+		t.Fatalf("schema with invalid UTF-8: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	badGQ := writeFile(t, tmp, "bad.gq", "query q() {\n match { $p: Person { name: \"X\xff\" } }\n return { $p.name }\n}\n")
+	if r := runBin(t, "query", "--query", badGQ, "--store", dir, "--json"); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "invalid UTF-8") ||
+		!strings.Contains(r.stdout+r.stderr, "2:") {
+		t.Fatalf("query with invalid UTF-8: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestLoadEndlessLineStops is the issue's reproduction 5: `load --data
+// /dev/zero` stops with an error once the line limit is passed instead of
+// reading forever.
+func TestLoadEndlessLineStops(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := newSocialGraph(t)
+	before := runBin(t, "export", dir).stdout
+	r := runBin(t, "load", "--data", "/dev/zero", "--mode", "append", dir, "--json", "--quiet")
+	if r.code != 1 || !strings.Contains(r.stderr, "line 1: line exceeds") {
+		t.Fatalf("load /dev/zero: exit %d %q", r.code, r.stderr)
+	}
+	if got := runBin(t, "export", dir).stdout; got != before {
+		t.Fatal("a refused load changed the graph")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Compile parses and validates a .pg source into a Catalog. filename is used
@@ -17,6 +18,12 @@ func Compile(filename, src string) (*Catalog, error) {
 	if len(src) > maxSourceBytes {
 		return nil, ErrorList{lines.newError(ParseError, Span{0, 1},
 			fmt.Sprintf("schema source is %d bytes; the limit is %d", len(src), maxSourceBytes))}
+	}
+	if i := invalidUTF8(src); i >= 0 {
+		// Never replaced silently: two names or strings differing only in
+		// invalid bytes would otherwise collapse into one.
+		return nil, ErrorList{lines.newError(ParseError, Span{i, i + 1},
+			fmt.Sprintf("invalid UTF-8 (byte 0x%02x); schema sources must be UTF-8", src[i]))}
 	}
 	decls, errs := parse(lines, src)
 	if len(errs) > 0 {
@@ -30,6 +37,22 @@ func Compile(filename, src string) (*Catalog, error) {
 	cat.Source = src
 	cat.index()
 	return cat, nil
+}
+
+// invalidUTF8 returns the offset of the first byte of src that is not part
+// of a valid UTF-8 sequence, or -1.
+func invalidUTF8(src string) int {
+	if utf8.ValidString(src) {
+		return -1
+	}
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // implicitColumn reports whether name is one of the columns every table of
