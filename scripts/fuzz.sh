@@ -17,6 +17,13 @@ while read -r dir target; do
 	[ -n "$target" ] || continue
 	echo "fuzz $target ($dir, $fuzztime)"
 	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "./$dir" >/tmp/omnigraph-fuzz.$$ 2>&1 || {
+		# On a loaded machine the fuzzing engine itself can miss its own
+		# shutdown deadline ("context deadline exceeded") with no failing
+		# input: that is not a finding, so it is reported and skipped.
+		if grep -q 'context deadline exceeded' /tmp/omnigraph-fuzz.$$ && ! grep -q 'Failing input written' /tmp/omnigraph-fuzz.$$; then
+			echo "  (fuzzing engine timed out on a loaded machine; no failing input)"
+			continue
+		fi
 		cat /tmp/omnigraph-fuzz.$$ >&2
 		rm -f /tmp/omnigraph-fuzz.$$
 		echo "fuzz target $target failed" >&2
