@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -163,14 +162,15 @@ func (s *tokenSet) actor(token string) (string, bool) {
 func (s *tokenSet) len() int { return len(s.entries) }
 
 // bearerToken extracts the token of an "Authorization: Bearer <token>"
-// header (exact "Bearer " prefix, exactly one header).
+// header: exactly one header, the exact "Bearer " prefix, and the rest is
+// the token as sent (no trimming, so near misses never match).
 func bearerToken(h []string) (string, bool) {
 	if len(h) != 1 {
 		return "", false
 	}
-	t, ok := bytes.CutPrefix([]byte(h[0]), []byte("Bearer "))
-	if !ok || len(bytes.TrimSpace(t)) == 0 {
+	t, ok := strings.CutPrefix(h[0], "Bearer ")
+	if !ok || t == "" {
 		return "", false
 	}
-	return string(bytes.TrimSpace(t)), true
+	return t, true
 }
