@@ -23,9 +23,11 @@ var layers = map[string]int{
 	"internal/schema":    1,
 	"internal/query":     2,
 	"internal/table":     2,
+	"internal/value":     2,
 	"internal/commit":    3,
 	"internal/index":     3,
 	"internal/exec":      4,
+	"internal/integrity": 4,
 	"":                   5, // the public API at the module root
 	"internal/cli":       6,
 	"internal/server":    6,

@@ -7,6 +7,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // DefaultCacheBytes is the cache budget of a handle opened without one.
@@ -45,6 +46,9 @@ func (g *Graph) Resolve(ctx context.Context, t Target) (*GraphSnapshot, error) {
 func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string) (*GraphSnapshot, error) {
 	cat, err := g.catalog(ctx, c.Schema)
 	if err != nil {
+		return nil, err
+	}
+	if err := commit.CheckTables(c, TableStatePrefixes(cat)); err != nil {
 		return nil, err
 	}
 	return &GraphSnapshot{g: g, cat: cat, c: c, branch: branch}, nil
@@ -236,7 +240,7 @@ func (s *GraphSnapshot) decodeState(ctx context.Context, st *table.State, props 
 				}
 				col := d.cols[c.Name]
 				for i := range rows {
-					col = append(col, fromColumn(p.Type, table.Value(arr, i)))
+					col = append(col, value.FromColumn(p.Type, table.Value(arr, i)))
 				}
 				d.cols[c.Name] = col
 			}
