@@ -12,6 +12,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // ErrorOutput is the body of every error response (spec/surfaces.md
@@ -219,7 +220,7 @@ func isBadRequest(err error) bool {
 		sl   schema.ErrorList
 		skv  *schema.KeyValueError
 		in   *exec.InputError
-		val  *exec.ValueError
+		val  *value.Error
 		con  *exec.ConstraintError
 		run  *exec.RunError
 		unk  *exec.UnknownTypeError
