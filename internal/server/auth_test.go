@@ -267,6 +267,7 @@ func TestBootRefusals(t *testing.T) {
 		{"duplicate token", Config{Graphs: graphs, Tokens: []Token{{Actor: "a", Token: "t"}, {Actor: "b", Token: "t"}}}, ErrInvalidConfig, ""},
 		{"only graph quarantined", Config{Graphs: []GraphConfig{{ID: "x", URI: filepath.Join(t.TempDir(), "missing")}}, Unauthenticated: true}, ErrNoHealthyGraph, ""},
 		{"require all graphs", Config{Graphs: []GraphConfig{{ID: "g", Graph: g}, {ID: "x", URI: filepath.Join(t.TempDir(), "missing")}}, Unauthenticated: true, RequireAllGraphs: true}, ErrGraphQuarantined, ""},
+		{"quarantined by source", Config{Graphs: []GraphConfig{{ID: "g", Graph: g}, {ID: "x", Quarantine: "pending recovery"}}, Unauthenticated: true, RequireAllGraphs: true}, ErrGraphQuarantined, ""},
 		{"stale stored query", Config{Graphs: []GraphConfig{{ID: "g", Graph: g, Queries: []StoredQuery{{Name: "q", Source: `query q() { match { $c: Nope } return { $c.name } }`}}}}, Unauthenticated: true, RequireAllGraphs: true}, ErrGraphQuarantined, ""},
 		{"duplicate stored query", Config{Graphs: []GraphConfig{{ID: "g", Graph: g, Queries: []StoredQuery{{Name: "find", Source: findPerson}, {Name: "find", Source: findPerson}}}}, Unauthenticated: true, RequireAllGraphs: true}, ErrGraphQuarantined, ""},
 	}

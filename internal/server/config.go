@@ -49,6 +49,10 @@ type GraphConfig struct {
 	// Queries are the graph's stored queries, compiled against its main
 	// branch at boot.
 	Queries []StoredQuery
+	// Quarantine, when set, is why the boot source already knows the graph
+	// must not be served (e.g. a pending recovery); it is quarantined
+	// without being opened (fatal with RequireAllGraphs).
+	Quarantine string
 }
 
 // StoredQuery is a named query the server runs by name only
@@ -137,6 +141,8 @@ var (
 	// ErrInvalidConfig: a malformed Config (bad or duplicate graph id,
 	// duplicate stored query, bad token).
 	ErrInvalidConfig = errors.New("invalid server config")
+	// ErrQuarantinedBySource: the boot source marked the graph unservable.
+	ErrQuarantinedBySource = errors.New("quarantined by the boot source")
 )
 
 // classify computes the runtime state from the configured inputs, the one

@@ -12,6 +12,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -223,7 +224,7 @@ func isBadRequest(err error) bool {
 		val  *value.Error
 		con  *exec.ConstraintError
 		run  *exec.RunError
-		unk  *exec.UnknownTypeError
+		unk  *snapshot.UnknownTypeError
 		src  *omnigraph.QuerySourceError
 		berr *commit.BranchError
 	)

@@ -83,12 +83,7 @@ func (s *Server) handleInvoke(conditional bool) func(c *call) (*plan, error) {
 		}
 		branch := branchOr(req.Branch)
 		// Stored mutations are admission-gated like POST /mutate.
-		return &plan{checks: []check{{action: ActionChange, branch: branch}}, run: func() error {
-			release, refuse := c.s.adm.acquire(c.admissionKey(), max(c.r.ContentLength, 0))
-			if refuse != nil {
-				return refuse
-			}
-			defer release()
+		return &plan{checks: []check{{action: ActionChange, branch: branch}}, admit: true, writes: branch, run: func() error {
 			return c.mutate(branch, q.source, q.query, req.Params, c.ifCommit)
 		}}, nil
 	}

@@ -73,6 +73,12 @@ type ndjsonBody struct{}
 // structural: nothing in run happens before every check has passed.
 type plan struct {
 	checks []check
+	// admit gates the work by per-actor admission even on a route that is
+	// not gated as a whole (a stored query that turns out a mutation).
+	admit bool
+	// writes names the branch ref the work publishes to; the work then
+	// runs inside that ref's write gate.
+	writes string
 	run    func() error
 }
 
@@ -198,7 +204,7 @@ func (c *call) pipeline() error {
 			return err
 		}
 	}
-	if rt.gated {
+	if rt.gated || p.admit {
 		n := c.r.ContentLength
 		if n < 0 {
 			n = c.bodyLimit()
@@ -208,6 +214,13 @@ func (c *call) pipeline() error {
 			return refuse
 		}
 		defer release()
+	}
+	if p.writes != "" {
+		leave, err := s.gate.enter(c.r.Context(), c.g.id+"\x00"+p.writes)
+		if err != nil {
+			return err
+		}
+		defer leave()
 	}
 	return p.run()
 }

@@ -28,6 +28,7 @@ type Server struct {
 	quar      map[string]error
 	sourceVer string
 	adm       *admission
+	gate      *writeGate
 	routes    []*route
 	mux       *http.ServeMux
 	openapi   []byte
@@ -83,6 +84,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.authz = ReadOnly{}
 	}
 	s.adm = newAdmission(s.limits.PerActorInflight, s.limits.PerActorBytes)
+	s.gate = newWriteGate()
 	seen := map[string]bool{}
 	for _, gc := range cfg.Graphs {
 		if err := ValidGraphID(gc.ID); err != nil {
@@ -92,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("%w: duplicate graph id %q", ErrInvalidConfig, gc.ID)
 		}
 		seen[gc.ID] = true
-		if gc.Graph == nil && gc.URI == "" {
+		if gc.Graph == nil && gc.URI == "" && gc.Quarantine == "" {
 			return nil, fmt.Errorf("%w: graph %q has neither a handle nor a URI", ErrInvalidConfig, gc.ID)
 		}
 	}
@@ -155,6 +157,9 @@ func (s *Server) openGraphs(ctx context.Context, cfg Config) {
 }
 
 func openGraph(ctx context.Context, gc GraphConfig, opts omnigraph.Options) (*graph, error) {
+	if gc.Quarantine != "" {
+		return nil, fmt.Errorf("%w: %s", ErrQuarantinedBySource, gc.Quarantine)
+	}
 	h := gc.Graph
 	if h == nil {
 		var err error
