@@ -82,7 +82,7 @@ func TestFragmentIndexMatchesScan(t *testing.T) {
 	const nodes = 300
 	s := randomEdgeTable(t, r, st, 4, 900, nodes)
 	rows, _ := scanAll(t, st, s, ScanOptions{Alloc: mem, RowOffsets: true})
-	for _, rd := range []*Reader{NewReader(st, nil), NewReader(st, cache.New[any](1 << 20))} {
+	for _, rd := range []*Reader{NewReader(st, nil), NewReader(st, cache.New[any](1<<20))} {
 		for trial := range 40 {
 			var probe []string
 			for range 1 + trial%5 {
