@@ -463,3 +463,68 @@ func fragmentIndexKey(fragKey string) string {
 }
 
 func leUint32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+
+// VerifyFragmentIndex reads f's whole index object and checks every unit:
+// header (row count against f), each Bloom block's checksum, each
+// directory and block, that blocks hold every row exactly once in key
+// order, and that the Bloom filter admits every key. f must have an index.
+func VerifyFragmentIndex(ctx context.Context, st storage.Store, f Fragment) error {
+	if f.Index == "" {
+		return fmt.Errorf("table: fragment %s has no index", f.Key)
+	}
+	b, _, err := st.Get(ctx, f.Index)
+	if err != nil {
+		return fmt.Errorf("table: read fragment index %s: %w", f.Index, err)
+	}
+	if int64(len(b)) != f.IndexBytes {
+		return corrupt(f.Index, min(int64(len(b)), f.IndexBytes), fmt.Sprintf("object is %d bytes, table state says %d", len(b), f.IndexBytes), nil)
+	}
+	h, err := decodeFidxHeader(f.Index, b, f.IndexBytes)
+	if err != nil {
+		return err
+	}
+	if h.rows != f.Rows {
+		return corrupt(f.Index, 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
+	}
+	for _, s := range h.sections {
+		for blk := int64(0); blk < int64(s.bloomBlocks); blk++ {
+			u := b[s.bloomOff+blk*fidxBloomUnit : s.bloomOff+(blk+1)*fidxBloomUnit]
+			if crc32Castagnoli(u[:fidxBloomBlock]) != leUint32(u[fidxBloomBlock:]) {
+				return corrupt(f.Index, s.bloomOff+blk*fidxBloomUnit, "fragment index Bloom block checksum mismatch", nil)
+			}
+		}
+		d, err := decodeFidxDir(f.Index, s.dirOff, b[s.dirOff:s.dirOff+s.dirLen], f.IndexBytes)
+		if err != nil {
+			return err
+		}
+		seen := make([]bool, f.Rows)
+		prev := ""
+		for i := range d.first {
+			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], s.kind != SectionID, f.Rows)
+			if err != nil {
+				return err
+			}
+			if len(ents) == 0 || ents[0].key != d.first[i] || ents[0].key < prev {
+				return corrupt(f.Index, d.off[i], "fragment index block out of order or disagreeing with its directory", nil)
+			}
+			for _, e := range ents {
+				if seen[e.off] {
+					return corrupt(f.Index, d.off[i], fmt.Sprintf("row %d indexed twice", e.off), nil)
+				}
+				seen[e.off] = true
+				blkNo, bits := bloomBits(e.key, s.bloomBlocks)
+				u := b[s.bloomOff+int64(blkNo)*fidxBloomUnit:]
+				for _, bit := range bits {
+					if u[bit/8]&(1<<(bit%8)) == 0 {
+						return corrupt(f.Index, s.bloomOff, fmt.Sprintf("Bloom filter rejects indexed key %q", e.key), nil)
+					}
+				}
+			}
+			prev = ents[len(ents)-1].key
+		}
+		if slices.Contains(seen, false) {
+			return corrupt(f.Index, s.dirOff, "fragment index section misses rows", nil)
+		}
+	}
+	return nil
+}

@@ -428,3 +428,27 @@ func TestColumnEqualsID(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyFragmentIndex pins that verification accepts a written index
+// and rejects a damaged one.
+func TestVerifyFragmentIndex(t *testing.T) {
+	ctx := context.Background()
+	st := storage.NewMem()
+	var in [][]any
+	for i := range 700 {
+		in = append(in, []any{fmt.Sprintf("e%d", i), fmt.Sprintf("n%d", i%17), fmt.Sprintf("n%d", i%23), nil})
+	}
+	f := writeRows(t, st, edgeSchema(), in, WriteOptions{})
+	if err := VerifyFragmentIndex(ctx, st, f); err != nil {
+		t.Fatal(err)
+	}
+	good, _, _ := st.Get(ctx, f.Index)
+	for _, i := range []int{3, 30, len(good) / 3, len(good) / 2, len(good) - 3} {
+		bad := slices.Clone(good)
+		bad[i] ^= 1
+		_, _ = st.Put(ctx, f.Index, bad)
+		if err := VerifyFragmentIndex(ctx, st, f); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("flip at %d: err = %v, want ErrCorrupt", i, err)
+		}
+	}
+}
