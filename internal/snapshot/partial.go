@@ -47,7 +47,7 @@ type partialPlan struct {
 // snapshots before it decodes whole images instead: a process that reads
 // a few times (a CLI command) never pays for whole tables, a long-lived
 // handle (a server) gets the warm in-memory path after its first reads.
-const partialBeforeImages = 32
+const partialBeforeImages = 8
 
 // maxPartialNodes bounds the rows a partial snapshot gathers; past it the
 // whole tables are cheaper than per-row index probes.
