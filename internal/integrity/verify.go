@@ -329,6 +329,12 @@ func (v *verifier) checkState(key, via string) []Problem {
 				return table.VerifyDeletionVector(v.ctx, v.st, f)
 			}, key)...)
 		}
+		if f.Index != "" {
+			// The fragment's own index (table-state format 2).
+			out = append(out, v.once(f.Index, v.indexes, &v.rep.Checked.Indexes, func() error {
+				return table.VerifyFragmentIndex(v.ctx, v.st, f)
+			}, key)...)
+		}
 	}
 	for _, ref := range s.Indexes() {
 		out = append(out, v.once(ref.Key, v.indexes, &v.rep.Checked.Indexes, func() error {
