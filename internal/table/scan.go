@@ -249,6 +249,13 @@ type fragCursor struct {
 	starts []int64   // first row offset of every row group of the file
 	rr     pqarrow.RecordReader
 	rgNext int64 // fragment offset of the next batch of the open row group
+
+	// sums are the content checksums from the footer (nil for fragments
+	// written before they existed); rg is the open row group and acc the
+	// running checksums of its decoded columns, by schema column index.
+	sums *fileChecksums
+	rg   int
+	acc  map[int]*colSum
 }
 
 func (c *fragCursor) close() {
@@ -311,6 +318,12 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		return nil, err
 	}
 	md := pf.MetaData()
+	if raw := md.KeyValueMetadata().FindValue(checksumKey); raw != nil {
+		if c.sums, err = parseChecksums(f.Key, *raw, pf.NumRowGroups(), len(sc.schema.Columns)); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
 	var start int64
 	for rg := 0; rg < pf.NumRowGroups(); rg++ {
 		c.starts = append(c.starts, start)
@@ -463,6 +476,7 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 				return nil, 0, false, c.or.classify(err, "unreadable row group")
 			}
 			c.rgNext = c.starts[rg]
+			c.rg, c.acc = rg, nil
 		}
 		var more bool
 		err := guard(c.frag.Key, func() error {
@@ -478,15 +492,63 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		if !more {
 			c.rr.Release()
 			c.rr = nil
+			if err := c.verifyRowGroup(sc); err != nil {
+				return nil, 0, false, err
+			}
 			continue
 		}
 		rec = c.rr.RecordBatch()
+		if err := c.accumulate(sc, rec); err != nil {
+			return nil, 0, false, err
+		}
 		rec.Retain()
 		base = c.rgNext
 		c.rgNext += rec.NumRows()
 		sc.stats.RowsRead += rec.NumRows()
 		return rec, base, true, nil
 	}
+}
+
+// accumulate feeds a decoded batch of the open row group to the running
+// content checksums of its columns.
+func (c *fragCursor) accumulate(sc *Scanner, rec arrow.RecordBatch) error {
+	if c.sums == nil {
+		return nil
+	}
+	if c.acc == nil {
+		c.acc = make(map[int]*colSum, rec.NumCols())
+	}
+	for i, f := range rec.Schema().Fields() {
+		col := sc.schema.Index(f.Name)
+		if col < 0 {
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("decoded column %q is not in the schema", f.Name), nil)
+		}
+		s := c.acc[col]
+		if s == nil {
+			s = &colSum{}
+			c.acc[col] = s
+		}
+		if err := s.add(rec.Column(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyRowGroup compares the checksums of the row group just decoded in
+// full with the ones the writer recorded.
+func (c *fragCursor) verifyRowGroup(sc *Scanner) error {
+	if c.sums == nil {
+		return nil
+	}
+	want := c.sums.Sums[c.rg]
+	for col, s := range c.acc {
+		if got := s.sum(); got != want[col] {
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: content checksum %08x, the writer recorded %08x (the decoded values are not the ones written)", c.rg, sc.schema.Columns[col].Name, got, want[col]), nil)
+		}
+	}
+	c.acc = nil
+	return nil
 }
 
 // process applies deletions and filters to a raw batch and projects it.
