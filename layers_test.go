@@ -23,13 +23,16 @@ var layers = map[string]int{
 	"internal/schema":    1,
 	"internal/query":     2,
 	"internal/table":     2,
+	"internal/value":     2,
 	"internal/commit":    3,
 	"internal/index":     3,
-	"internal/exec":      4,
-	"":                   5, // the public API at the module root
-	"internal/cli":       6,
-	"internal/server":    6,
-	"cmd":                7,
+	"internal/snapshot":  4,
+	"internal/integrity": 4,
+	"internal/exec":      6,
+	"":                   7, // the public API at the module root
+	"internal/cli":       8,
+	"internal/server":    8,
+	"cmd":                9,
 }
 
 func rankOf(rel string) (int, bool) {

@@ -17,6 +17,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Result types shared with the engine. They are plain data.
@@ -205,14 +206,14 @@ func (g *Graph) Query(ctx context.Context, t Target, src, name string, params ma
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: snap.Commit()}
+	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap)}
 	for _, c := range res.Columns {
 		out.Columns = append(out.Columns, c.Name)
 	}
 	for _, row := range res.Rows {
 		enc := make([]any, len(row))
 		for i, v := range row {
-			raw, err := exec.EncodeJSON(res.Columns[i].Type, v)
+			raw, err := value.EncodeJSON(res.Columns[i].Type, v)
 			if err != nil {
 				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
 			}
@@ -297,7 +298,7 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, 
 	}
 	// List the tables of exactly the commit resolved above, even if the
 	// branch moves in between.
-	ci := snap.Commit()
+	ci := exec.CommitOf(snap)
 	tabs, err := g.eng.Tables(ctx, Target{Snapshot: ci.ID})
 	return tabs, ci, err
 }

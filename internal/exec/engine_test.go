@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // engSchema and engData are the spec's standard fixture (languages §8,
@@ -120,7 +121,7 @@ func engSnap(t testing.TB, g *Graph, branch string) engState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engState{head: snap.c.ID.String(), tables: maps.Clone(snap.c.Tables)}
+	return engState{head: snap.Commit().ID.String(), tables: maps.Clone(snap.Commit().Tables)}
 }
 
 func (s engState) equal(o engState) bool { return s.head == o.head && maps.Equal(s.tables, o.tables) }
@@ -140,10 +141,10 @@ func engNodes(t testing.TB, g *Graph, typ, prop string) []string {
 	for i, id := range nt.IDs {
 		s := id
 		if prop != "" {
-			s += "=" + FormatValue(nt.Type.Props[0].Type, nil)
+			s += "=" + value.FormatValue(nt.Type.Props[0].Type, nil)
 			if v := nt.Value(i, prop); v != nil {
 				p, _ := nt.Type.Prop(prop)
-				s = id + "=" + FormatValue(p.Type, v)
+				s = id + "=" + value.FormatValue(p.Type, v)
 			}
 		}
 		out = append(out, s)

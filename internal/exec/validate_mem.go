@@ -4,6 +4,9 @@ import (
 	"context"
 	"maps"
 	"slices"
+
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // MemState is an in-memory committed graph implementing Committed. It is
@@ -99,10 +102,10 @@ func (m *MemState) LookupUnique(_ context.Context, typeKey string, cols []string
 	} else if name, ok := cutTypeKey(typeKey, "edge:"); ok {
 		table = m.edges[name]
 	}
-	want := TupleKey(tuple)
+	want := value.TupleKey(tuple)
 	var ids []string
 	for id, r := range table {
-		if got := rowTuple(cols, r); !tupleHasNull(got) && TupleKey(got) == want {
+		if got := rowTuple(cols, r); !tupleHasNull(got) && value.TupleKey(got) == want {
 			ids = append(ids, id)
 		}
 	}
@@ -111,10 +114,10 @@ func (m *MemState) LookupUnique(_ context.Context, typeKey string, cols []string
 }
 
 // EdgeIDs implements Committed, returning ids sorted.
-func (m *MemState) EdgeIDs(_ context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error) {
+func (m *MemState) EdgeIDs(_ context.Context, edgeType string, end snapshot.Endpoint, nodeID string) ([]string, error) {
 	var ids []string
 	for id, r := range m.edges[edgeType] {
-		if (end == Src && r.Src == nodeID) || (end == Dst && r.Dst == nodeID) {
+		if (end == snapshot.Src && r.Src == nodeID) || (end == snapshot.Dst && r.Dst == nodeID) {
 			ids = append(ids, id)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // ConstraintKind classifies a constraint violation.
@@ -68,14 +69,6 @@ type KeyConflictError struct {
 func (e *KeyConflictError) Error() string {
 	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
 }
-
-// NodeKey and EdgeKey build the type keys used by Committed and
-// KeyConflictError; node and edge types live in separate namespaces, so a
-// bare name would be ambiguous.
-func NodeKey(name string) string { return "node:" + name }
-
-// EdgeKey: see NodeKey.
-func EdgeKey(name string) string { return "edge:" + name }
 
 // CheckNodeRow checks one node row image against the per-row constraints of
 // its type: non-nullable properties set, enum membership, @range and
@@ -147,7 +140,7 @@ func checkRange(nt *schema.NodeType, rc schema.RangeConstraint, v any) error {
 		return &ConstraintError{Kind: ConstraintRange, Type: nt.Name, Prop: rc.Prop,
 			Msg: fmt.Sprintf("@range violation on %s.%s: %s", nt.Name, rc.Prop, detail)}
 	}
-	if rankOf(v) != rankNumber {
+	if value.Rank(v) != value.RankNumber {
 		return nil // @range is compiled only on numeric properties
 	}
 	if f, ok := v.(float64); ok && math.IsNaN(f) {
@@ -161,11 +154,11 @@ func checkRange(nt *schema.NodeType, rc schema.RangeConstraint, v any) error {
 		}
 		return b
 	}
-	if rc.Min != nil && compareNumbers(v, bound(*rc.Min)) < 0 {
-		return fail(fmt.Sprintf("value %s < min %s", FormatValue(t, v), formatFloat(*rc.Min)))
+	if rc.Min != nil && value.Compare(v, bound(*rc.Min)) < 0 {
+		return fail(fmt.Sprintf("value %s < min %s", value.FormatValue(t, v), value.FormatFloat(*rc.Min)))
 	}
-	if rc.Max != nil && compareNumbers(v, bound(*rc.Max)) > 0 {
-		return fail(fmt.Sprintf("value %s > max %s", FormatValue(t, v), formatFloat(*rc.Max)))
+	if rc.Max != nil && value.Compare(v, bound(*rc.Max)) > 0 {
+		return fail(fmt.Sprintf("value %s > max %s", value.FormatValue(t, v), value.FormatFloat(*rc.Max)))
 	}
 	return nil
 }
