@@ -134,7 +134,6 @@ func rtRow(r *rand.Rand, ps []rtProp, row int) map[string]any {
 // rtCanon renders a value of kind k — JSON input, JSON output or a Go value
 // from a query — in one canonical string form.
 func rtCanon(t *testing.T, p rtProp, kind string, v any) string {
-	t.Helper()
 	if v == nil {
 		return "null"
 	}
