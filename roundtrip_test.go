@@ -232,7 +232,9 @@ func (m rtModel) jsonl(slugs []string) []byte {
 	return b.Bytes()
 }
 
-func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string) {
+// rtCheck compares the graph's Rec table with want through export and, when
+// viaQuery is set, through a read query projecting every property.
+func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string, viaQuery bool) {
 	t.Helper()
 	// Export: every property, nulls omitted.
 	var out bytes.Buffer
@@ -270,6 +272,9 @@ func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp,
 		t.Fatalf("%s: export has %d rows, want %d", stage, seen, len(want))
 	}
 
+	if !viaQuery {
+		return
+	}
 	// Query: every projectable property.
 	var cols []string
 	var qps []rtProp
@@ -304,7 +309,7 @@ func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp,
 }
 
 func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
-	sizes := []int{1, 65535, 65537, 140000}
+	sizes := []int{1, 65537, 140000} // one row group, just past one, past two
 	if testing.Short() {
 		sizes = []int{1, 1500}
 	}
@@ -328,7 +333,7 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 			if _, err := g.Load(ctx, bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
 				t.Fatal(err)
 			}
-			rtCheck(t, ctx, g, ps, want, "load")
+			rtCheck(t, ctx, g, ps, want, "load", true)
 
 			// 2. Appends of small batches until automatic compaction folds
 			// them (past three small fragments), then optimize.
@@ -345,11 +350,11 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rtCheck(t, ctx, g, ps, want, "appends+auto-compaction")
+			rtCheck(t, ctx, g, ps, want, "appends+auto-compaction", false)
 			if _, err := g.Optimize(ctx, ""); err != nil {
 				t.Fatal(err)
 			}
-			rtCheck(t, ctx, g, ps, want, "optimize")
+			rtCheck(t, ctx, g, ps, want, "optimize", false)
 
 			// 3. Keyed updates of rows on both sides of a row-group boundary.
 			upd := `query upd($slug: String, $f: F64, $v: Vector(3)) { update Rec set { p_f64: $f, v3: $v } where slug = $slug }`
@@ -364,7 +369,7 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 				}
 				want[slug]["p_f64"], want[slug]["v3"] = float64(row)+0.5, []any{float64(row), 0.5, -0.25}
 			}
-			rtCheck(t, ctx, g, ps, want, "mutate")
+			rtCheck(t, ctx, g, ps, want, "mutate", false)
 
 			// 4. A three-way merge: a side branch rewrites rows past the first
 			// row group and adds rows; main changes another row meanwhile.
@@ -400,18 +405,18 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 			if _, err := g.Merge(ctx, "side", "main", ""); err != nil {
 				t.Fatal(err)
 			}
-			rtCheck(t, ctx, g, ps, want, "merge")
+			rtCheck(t, ctx, g, ps, want, "merge", false)
 			if _, err := g.Optimize(ctx, ""); err != nil {
 				t.Fatal(err)
 			}
-			rtCheck(t, ctx, g, ps, want, "merge+optimize")
+			rtCheck(t, ctx, g, ps, want, "merge+optimize", false)
 
 			// 5. A fresh handle reads the same (nothing served from caches).
 			g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rtCheck(t, ctx, g2, ps, want, "reopen")
+			rtCheck(t, ctx, g2, ps, want, "reopen", true)
 		})
 	}
 }
