@@ -28,6 +28,7 @@ var layers = map[string]int{
 	"internal/index":     3,
 	"internal/snapshot":  4,
 	"internal/integrity": 4,
+	"internal/eval":      5,
 	"internal/exec":      6,
 	"":                   7, // the public API at the module root
 	"internal/cli":       8,

@@ -1,4 +1,8 @@
-// Package exec executes writes and queries against a graph.
+// Package exec is the write side of a graph handle: load, mutate,
+// validate, publish, branch, merge, diff, optimize and cleanup. Reads are
+// resolved here (Graph.Resolve pins a target to a commit) and then served by
+// internal/snapshot (the commit's tables) and internal/eval (the query
+// executor); Graph.Query wires the two.
 //
 // The write-side front half lives in three groups of files:
 //

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -10,7 +11,7 @@ import (
 // Query resolves the target once and runs a read plan against that one
 // snapshot; the returned CommitInfo names exactly the commit read (usable as
 // a conditional-write token).
-func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params map[string]any) (*Result, CommitInfo, error) {
+func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params map[string]any) (*eval.Result, CommitInfo, error) {
 	snap, err := g.Resolve(ctx, t)
 	if err != nil {
 		return nil, CommitInfo{}, err
@@ -25,6 +26,6 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // QueryAt runs a read plan against a snapshot the caller already resolved
 // (for example to compile the plan against that snapshot's catalog, so the
 // plan and the data come from the same commit).
-func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*Result, error) {
-	return RunRead(ctx, snap, plan, params, RunOptions{Now: g.now().UTC()})
+func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*eval.Result, error) {
+	return eval.Run(ctx, snap, plan, params, eval.Options{Now: g.now().UTC()})
 }
