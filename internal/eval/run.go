@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -49,17 +48,6 @@ type Options struct {
 type Result struct {
 	Columns []query.Column
 	Rows    [][]any
-}
-
-// Error is a failure while executing a well-typed plan (an unparsable
-// date literal, a missing embedder, a ranking that cannot be computed). It
-// renders as "execution error: …" per spec/languages.md §1.
-type Error struct{ Msg string }
-
-func (e *Error) Error() string { return "execution error: " + e.Msg }
-
-func runErrorf(format string, args ...any) *Error {
-	return &Error{Msg: fmt.Sprintf(format, args...)}
 }
 
 // Run executes the read plan against snap. params holds raw

@@ -49,27 +49,6 @@ type EdgeRecord struct {
 // InputLine implements Record.
 func (r *EdgeRecord) InputLine() int { return r.Line }
 
-// InputError is a rejected JSONL line. Field names the offending jsonMember
-// ("type", "from", "data.age", ...) or is empty for whole-line problems such
-// as malformed JSON. Err, when set, is the underlying typed error (a
-// *value.Error, *ConstraintError or *schema.KeyValueError).
-type InputError struct {
-	Line  int
-	Field string
-	Msg   string
-	Err   error
-}
-
-func (e *InputError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
-	}
-	return fmt.Sprintf("line %d, field '%s': %s", e.Line, e.Field, e.Msg)
-}
-
-// Unwrap returns the underlying typed error, if any.
-func (e *InputError) Unwrap() error { return e.Err }
-
 // DefaultMaxLineBytes bounds one JSONL line. It matches the per-type staged
 // data limit of a load (32 MiB): a longer line could never be admitted.
 const DefaultMaxLineBytes = 32 << 20

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -43,14 +42,6 @@ const (
 	FPMergeAfterPublish      = "exec/merge-after-publish"       // the merge commit is the target head
 	FPMergeBeforeFastForward = "exec/merge-before-fast-forward" // about to CAS the target ref
 	FPMergeAfterFastForward  = "exec/merge-after-fast-forward"  // the target ref names the source head
-)
-
-// Merge errors.
-var (
-	// ErrMergeSameBranch: source and target name the same branch.
-	ErrMergeSameBranch = errors.New("branch_merge requires distinct source and target branches")
-	// ErrMergeSchema: source and target heads have different schemas.
-	ErrMergeSchema = errors.New("branch_merge requires source and target to have the same schema")
 )
 
 // Merge merges branch source into branch target ("" = main) as actor.
@@ -240,33 +231,3 @@ type MergeConflict struct {
 
 // TypeKey is "node:T" or "edge:E".
 func (c MergeConflict) TypeKey() string { return c.EntityKind + ":" + c.TypeName }
-
-// ErrMergeConflicts is matched by every *MergeConflictsError.
-var ErrMergeConflicts = errors.New("merge conflicts")
-
-// MergeConflictsError reports a merge that found conflicts and changed
-// nothing. Row conflicts (divergent insert/update, delete vs update) are all
-// listed, in (kind, type, id) order of the table diff; when there are none,
-// the first constraint violation of the merged result is listed.
-type MergeConflictsError struct {
-	Conflicts []MergeConflict
-}
-
-func (e *MergeConflictsError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "merge conflicts (%d): ", len(e.Conflicts))
-	for i, c := range e.Conflicts {
-		if i == 3 {
-			fmt.Fprintf(&b, "; +%d more", len(e.Conflicts)-3)
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(c.Message)
-	}
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrMergeConflicts) true.
-func (e *MergeConflictsError) Is(target error) bool { return target == ErrMergeConflicts }

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
-
-// ErrNotMutation: Mutate was given a read query.
-var ErrNotMutation = errors.New("query is not a mutation")
 
 // MutateOptions configure one mutation.
 type MutateOptions struct {
