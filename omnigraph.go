@@ -184,6 +184,15 @@ type ReadResult struct {
 	Commit CommitInfo
 }
 
+// CheckQuery compiles query source against the schema at a target and
+// reports whether the query called name ("" for the only query of a
+// one-query source) is valid there, with the compiler's typed error if not.
+// Nothing runs.
+func (g *Graph) CheckQuery(ctx context.Context, t Target, src, name string) error {
+	_, err := g.compile(ctx, t, src, name)
+	return err
+}
+
 // compile compiles query source against the schema at a target and selects
 // the query called name ("" selects the only query of a one-query source).
 func (g *Graph) compile(ctx context.Context, t Target, src, name string) (*query.Plan, error) {
