@@ -79,24 +79,27 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		return nil, err
 	}
 	res := &MergeResult{Source: source, Target: target}
-	for attempt := 0; ; attempt++ {
-		th, tc, err := g.repo.Resolve(ctx, target)
-		if err != nil {
-			return nil, err
+	var th commit.Head
+	err = g.retryPublish(ctx, func(attempt int, _ *commit.HeadMovedError) error {
+		// Every attempt re-plans from the target's current head.
+		var tc *commit.Commit
+		var err error
+		if th, tc, err = g.repo.Resolve(ctx, target); err != nil {
+			return err
 		}
 		upToDate := tc.ID == sc.ID
 		if !upToDate {
 			if upToDate, err = g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if upToDate {
 			res.Outcome = MergeAlreadyUpToDate
-			return res, nil
+			return nil
 		}
 		ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var published *commit.Commit
 		if ff {
@@ -104,15 +107,8 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		} else {
 			published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
 		}
-		var moved *commit.HeadMovedError
-		if errors.As(err, &moved) {
-			if attempt >= g.maxRetries {
-				return nil, &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
-			}
-			continue
-		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.Outcome = MergeMerged
 		if ff {
@@ -120,8 +116,16 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		}
 		ci := commitInfo(published, target)
 		res.Commit = &ci
-		return res, nil
+		return nil
+	}, func(_ int, err error) error {
+		var moved *commit.HeadMovedError
+		errors.As(err, &moved)
+		return &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return res, nil
 }
 
 // fastForward publishes, on the target, a merge commit whose content is
