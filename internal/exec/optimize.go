@@ -366,26 +366,10 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		refs = append(refs, ref)
 		out.indexed = len(idx)
 	}
-	if err := failpoint.Hit(FPOptimizeAfterData); err != nil {
-		return out, err
-	}
-	ns, err := table.NewState(s.Schema())
-	if err != nil {
-		return out, err
-	}
-	if ns, err = ns.Append(frags...); err != nil {
-		return out, err
-	}
-	if ns, err = ns.WithIndexes(refs); err != nil {
-		return out, err
-	}
-	if ns.Rows() != s.Rows() {
-		return out, fmt.Errorf("exec: compaction of %s changed the row count from %d to %d", tk, s.Rows(), ns.Rows())
-	}
-	if out.to, err = table.WriteState(ctx, g.st, prefix, ns); err != nil {
-		return out, err
-	}
-	if err := failpoint.Hit(FPOptimizeAfterState); err != nil {
+	// The compacted state: the same rows in fewer fragments, through the
+	// one table writer.
+	if out.to, err = g.writeTable(ctx, snap, tableWrite{tk: tk, replace: true, frags: frags, indexes: refs, keepRows: true,
+		dataFP: FPOptimizeAfterData, stateFP: FPOptimizeAfterState}); err != nil {
 		return out, err
 	}
 	return out, ctx.Err()

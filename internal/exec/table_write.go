@@ -16,8 +16,13 @@ import (
 type tableWrite struct {
 	tk string
 	// replace starts from an empty state of the table's schema (an
-	// overwrite load) instead of the snapshot's state.
+	// overwrite load, a compaction) instead of the snapshot's state, with
+	// the index references indexes.
 	replace bool
+	indexes []table.IndexRef
+	// keepRows requires the new state to hold exactly the old one's live
+	// rows (a compaction moves rows, it never adds or drops one).
+	keepRows bool
 	// hide lists the committed rows to hide by deletion vectors, as
 	// table.DeleteRows takes them (fragment key → offsets); callers locate
 	// them through the snapshot's layout, never by scanning the id column.
@@ -40,15 +45,13 @@ type tableWrite struct {
 // caller publishes the key with the commit CAS.
 func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w tableWrite) (string, error) {
 	prefix := snapshot.TablePrefix(w.tk)
-	st, err := snap.State(ctx, w.tk)
+	old, err := snap.State(ctx, w.tk)
 	if err != nil {
 		return "", err
 	}
+	st := old
 	if w.replace {
-		if st, err = table.NewState(st.Schema()); err != nil {
-			return "", err
-		}
-		if st, err = st.WithIndexes(nil); err != nil {
+		if st, err = table.NewState(old.Schema()); err != nil {
 			return "", err
 		}
 	} else if len(w.hide) > 0 {
@@ -69,6 +72,15 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 		if st, err = st.Append(w.frags...); err != nil {
 			return "", err
 		}
+	}
+	if w.replace {
+		// Index references are set last: they name fragments of the state.
+		if st, err = st.WithIndexes(w.indexes); err != nil {
+			return "", err
+		}
+	}
+	if w.keepRows && st.Rows() != old.Rows() {
+		return "", fmt.Errorf("exec: rewrite of %s changed the row count from %d to %d", w.tk, old.Rows(), st.Rows())
 	}
 	if w.dataFP != "" {
 		if err := failpoint.Hit(w.dataFP); err != nil {
