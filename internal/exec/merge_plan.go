@@ -380,7 +380,7 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 // state st (table tk of snap) holding the ids in hide. An id is normally
 // still live where the base held it, which the diff recorded; only an id T
 // moved (its base row is gone from T, its image unchanged) is looked up,
-// through the cached per-fragment id indexes (write_lookup.go).
+// through the cached per-fragment id indexes (snapshot/layout.go).
 func (g *Graph) mergeHideRows(ctx context.Context, snap *snapshot.Snapshot, tk string, st *table.State, hide map[string]fragRow) (map[string][]int64, error) {
 	frags := map[string]table.Fragment{}
 	for _, f := range st.Fragments() {

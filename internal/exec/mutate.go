@@ -269,22 +269,7 @@ func (m matcher) match(v any) bool {
 	if v == nil || m.right == nil {
 		return false
 	}
-	c := value.Compare(v, m.right)
-	switch m.op {
-	case query.OpEq:
-		return c == 0
-	case query.OpNe:
-		return c != 0
-	case query.OpLt:
-		return c < 0
-	case query.OpLe:
-		return c <= 0
-	case query.OpGt:
-		return c > 0
-	case query.OpGe:
-		return c >= 0
-	}
-	return false
+	return m.op.Holds(value.Compare(v, m.right))
 }
 
 // liveNodes calls fn for each live row of a node type in the overlay:
