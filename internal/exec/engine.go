@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
@@ -57,6 +58,8 @@ type Graph struct {
 	// prepared and its objects are written, just before the CAS: the
 	// deterministic seam for race tests.
 	testBeforePublish func(attempt int)
+	// partialReads counts reads answered by a partial snapshot (tests).
+	partialReads atomic.Int64
 }
 
 // Target selects what a read sees: a pinned commit (Snapshot, a commit id)

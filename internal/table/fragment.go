@@ -3,9 +3,11 @@ package table
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -33,6 +35,13 @@ type Fragment struct {
 	// INVARIANT: Deleted == 0 iff DV == "", and Deleted <= Rows
 	// (TestDeleteMergesDeletionVectors, TestStateValidateRejects).
 	Deleted int64
+	// Index is the key of the fragment's index object
+	// (<prefix>/index/<ulid>.fidx, fragindex.go), or "" for fragments
+	// written before indexes existed (readers then scan the fragment).
+	Index string
+	// IndexBytes is the size of the index object.
+	// INVARIANT: IndexBytes > 0 iff Index != "" (TestStateValidateRejects).
+	IndexBytes int64
 }
 
 // Live is the number of rows of the fragment a scan returns.
@@ -97,14 +106,34 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	fileRec := toFileRecord(mem, schema, rec)
 	defer fileRec.Release()
 
+	// The fragment index is built from the in-memory record and written
+	// concurrently with the fragment (both are unreferenced until a state
+	// names them).
+	var idxData []byte
+	if indexedSections(schema) != nil {
+		idxData = encodeFragmentIndex(schema, rec)
+	}
+
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(
+	wprops := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(opts.RowGroupRows),
 		parquet.WithStats(true),
 		parquet.WithCreatedBy("omnigraph"),
-	)
+		// Small pages plus the page index let a point read fetch one page
+		// per column instead of a whole column chunk (ReadRows).
+		parquet.WithDataPageSize(DataPageBytes),
+		parquet.WithPageIndexEnabled(true),
+	}
+	for i, c := range schema.Columns {
+		if highCardinality(rec.Column(i)) {
+			// A dictionary of mostly distinct values is one large page that
+			// every point read of the chunk would have to fetch.
+			wprops = append(wprops, parquet.WithDictionaryFor(c.Name, false))
+		}
+	}
+	props := parquet.NewWriterProperties(wprops...)
 	// WithStoreSchema keeps the exact Arrow types (fixed-size lists, large
 	// binary, unsigned ints) in the ARROW:schema footer key.
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem))
@@ -112,7 +141,12 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	if err != nil {
 		return Fragment{}, fmt.Errorf("table: parquet writer: %w", err)
 	}
-	if err := fw.Write(fileRec); err != nil {
+	sums, err := writeRowGroups(mem, fw, fileRec, opts.RowGroupRows)
+	if err != nil {
+		_ = fw.Close()
+		return Fragment{}, fmt.Errorf("table: encode fragment: %w", err)
+	}
+	if err := fw.AppendKeyValueMetadata(checksumKey, sums); err != nil {
 		_ = fw.Close()
 		return Fragment{}, fmt.Errorf("table: encode fragment: %w", err)
 	}
@@ -127,13 +161,52 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	if err := failpoint.Hit(FPBeforeFragment); err != nil {
 		return Fragment{}, err
 	}
-	if _, err := st.Put(ctx, key, buf.Bytes()); err != nil {
+	frag := Fragment{Key: key, Rows: rec.NumRows(), Bytes: int64(buf.Len()), Stats: stats}
+	idxErr := make(chan error, 1)
+	if idxData != nil {
+		go func() {
+			k, err := writeFragmentIndex(ctx, st, key, idxData)
+			frag.Index, frag.IndexBytes = k, int64(len(idxData))
+			idxErr <- err
+		}()
+	} else {
+		idxErr <- nil
+	}
+	_, err = st.Put(ctx, key, buf.Bytes())
+	if ierr := <-idxErr; err == nil {
+		err = ierr
+	}
+	if err != nil {
 		return Fragment{}, fmt.Errorf("table: write fragment %s: %w", key, err)
 	}
 	if err := failpoint.Hit(FPAfterFragment); err != nil {
 		return Fragment{}, err
 	}
-	return Fragment{Key: key, Rows: rec.NumRows(), Bytes: int64(buf.Len()), Stats: stats}, nil
+	return frag, nil
+}
+
+// DataPageBytes is the target size of a Parquet data page: the unit a
+// point read fetches per column.
+const DataPageBytes = 8 << 10
+
+// highCardinality reports whether a flat column's first values are mostly
+// distinct (then dictionary encoding only adds a large dictionary page).
+func highCardinality(arr arrow.Array) bool {
+	switch arr.DataType().ID() {
+	case arrow.STRING, arrow.LARGE_BINARY, arrow.BINARY, arrow.INT64, arrow.INT32, arrow.UINT64, arrow.UINT32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DATE32, arrow.DATE64:
+	default:
+		return false
+	}
+	n := min(arr.Len(), 4096)
+	if n < 64 {
+		return false
+	}
+	seen := make(map[string]struct{}, n)
+	for i := range n {
+		seen[arr.ValueStr(i)] = struct{}{}
+	}
+	return len(seen) > n/4
 }
 
 // checkRecord verifies rec has exactly the schema's columns and Arrow types and
@@ -155,4 +228,93 @@ func checkRecord(schema Schema, rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// writeRowGroups writes rec as row groups of at most rgRows rows, one
+// FileWriter.Write call per row group.
+//
+// pqarrow's writer ignores the slice offset of a fixed-size-list column: given
+// a sliced array (which it makes itself when one Write call spans several row
+// groups, and which callers make when they write part of a larger record) it
+// encodes the child values from the start of the unsliced child, so every
+// vector past the first row group would hold another row's values. Splitting
+// here and handing the writer only offset-free nested columns (dense copies of
+// sliced ones, see denseColumn) keeps pqarrow on the path that encodes what
+// the arrays hold. Flat columns are passed through as slices: their offsets are
+// honoured. It returns the footer entry of content checksums (checksum.go) of
+// exactly what was handed to the encoder.
+func writeRowGroups(mem memory.Allocator, fw *pqarrow.FileWriter, rec arrow.RecordBatch, rgRows int64) (checksums string, err error) {
+	fc := fileChecksums{V: checksumVersion}
+	n := rec.NumRows()
+	for off := int64(0); off < n; off += rgRows {
+		end := min(off+rgRows, n)
+		part := rec
+		if off != 0 || end != n {
+			part = rec.NewSlice(off, end)
+		}
+		dense, err := denseRecord(mem, part)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return "", err
+		}
+		sums, err := recordChecksums(dense)
+		if err == nil {
+			err = fw.Write(dense)
+		}
+		dense.Release()
+		if err != nil {
+			return "", err
+		}
+		fc.Sums = append(fc.Sums, sums)
+	}
+	b, err := json.Marshal(fc)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// denseRecord returns rec with every nested column that carries a slice
+// offset (on the array or on any child) replaced by an offset-free copy. The
+// result is a new reference the caller releases.
+func denseRecord(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	defer releaseAll(cols)
+	for i, c := range rec.Columns() {
+		d, err := denseColumn(mem, c)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+		cols[i] = d
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows()), nil
+}
+
+// denseColumn returns arr itself (retained) when it is flat or holds no
+// offsets, else a copy whose data and children all start at offset 0.
+func denseColumn(mem memory.Allocator, arr arrow.Array) (arrow.Array, error) {
+	if !nestedWithOffset(arr.Data()) {
+		arr.Retain()
+		return arr, nil
+	}
+	// Concatenating a single array copies its visible rows into fresh
+	// buffers, children included.
+	return array.Concatenate([]arrow.Array{arr}, mem)
+}
+
+func nestedWithOffset(d arrow.ArrayData) bool {
+	if len(d.Children()) == 0 {
+		return false
+	}
+	if d.Offset() != 0 {
+		return true
+	}
+	for _, c := range d.Children() {
+		if c.Offset() != 0 || nestedWithOffset(c) {
+			return true
+		}
+	}
+	return false
 }
