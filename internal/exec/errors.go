@@ -229,3 +229,9 @@ type KeyConflictError struct {
 func (e *KeyConflictError) Error() string {
 	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
 }
+
+// ErrInvalidText: an input string is not valid Unicode text (invalid UTF-8,
+// or a \u escape of a lone surrogate). It is refused, never repaired, so
+// distinct keys cannot collapse into one. The *InputError carrying it names
+// the line and the field.
+var ErrInvalidText = value.ErrInvalidText
