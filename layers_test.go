@@ -19,6 +19,7 @@ var layers = map[string]int{
 	"internal/failpoint": 0,
 	"internal/policy":    1,
 	"internal/opconfig":  1,
+	"internal/remote":    1,
 	"internal/fixture":   0,
 	"internal/cache":     0,
 	"internal/storage":   1,
@@ -30,6 +31,7 @@ var layers = map[string]int{
 	"internal/index":     3,
 	"internal/snapshot":  4,
 	"internal/integrity": 4,
+	"internal/eval":      5,
 	"internal/exec":      6,
 	"":                   7, // the public API at the module root
 	"internal/cluster":   8,
@@ -42,7 +44,7 @@ var layers = map[string]int{
 func rankOf(rel string) (int, bool) {
 	best, bestLen, found := 0, -1, false
 	for prefix, r := range layers {
-		if rel == prefix || prefix == "" || strings.HasPrefix(rel, prefix+"/") {
+		if rel == prefix || prefix != "" && strings.HasPrefix(rel, prefix+"/") {
 			if len(prefix) > bestLen {
 				best, bestLen, found = r, len(prefix), true
 			}

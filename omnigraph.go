@@ -56,6 +56,30 @@ var (
 	ErrNoGraph = errors.New("no graph at this address")
 	// ErrAlreadyInitialized: Init found a graph at the address.
 	ErrAlreadyInitialized = commit.ErrAlreadyInitialized
+	// ErrPreconditionFailed: a conditional write (IfCommit) found another
+	// branch head; nothing was written (*PreconditionFailedError).
+	ErrPreconditionFailed = exec.ErrPreconditionFailed
+	// ErrReadSetChanged: a strict write (update, delete, overwrite load)
+	// lost its publish to a commit that changed what it read.
+	ErrReadSetChanged = exec.ErrReadSetChanged
+	// ErrCommitNotFound: no commit has the given id.
+	ErrCommitNotFound = exec.ErrCommitNotFound
+	// ErrBranchNotFound: no branch has the given name.
+	ErrBranchNotFound = exec.ErrBranchNotFound
+	// ErrBranchExists: CreateBranch found the name (or an ancestor or
+	// descendant path of it) taken.
+	ErrBranchExists = exec.ErrBranchExists
+	// ErrInvalidBranch: the name is not a valid branch name.
+	ErrInvalidBranch = exec.ErrInvalidBranch
+	// ErrProtectedBranch: main cannot be created or deleted.
+	ErrProtectedBranch = exec.ErrProtectedBranch
+	// ErrMergeConflicts: a merge found conflicts (*MergeConflictsError);
+	// nothing was published.
+	ErrMergeConflicts = exec.ErrMergeConflicts
+	// ErrNotMutation: Mutate was given a read query.
+	ErrNotMutation = exec.ErrNotMutation
+	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
+	ErrUnsupportedValue = exec.ErrUnsupportedValue
 )
 
 // Options tune a graph handle.
@@ -134,8 +158,9 @@ func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
 // URI returns the address the graph was opened with.
 func (g *Graph) URI() string { return g.uri }
 
-// Catalog returns the compiled schema at a target.
-func (g *Graph) Catalog(ctx context.Context, t Target) (*schema.Catalog, error) {
+// catalog returns the compiled schema at a target (internal: the catalog
+// type is not part of the public API).
+func (g *Graph) catalog(ctx context.Context, t Target) (*schema.Catalog, error) {
 	snap, err := g.eng.Resolve(ctx, t)
 	if err != nil {
 		return nil, err
@@ -159,10 +184,19 @@ type ReadResult struct {
 	Commit CommitInfo
 }
 
-// Compile compiles query source against the schema at a target and selects
+// CheckQuery compiles query source against the schema at a target and
+// reports whether the query called name ("" for the only query of a
+// one-query source) is valid there, with the compiler's typed error if not.
+// Nothing runs.
+func (g *Graph) CheckQuery(ctx context.Context, t Target, src, name string) error {
+	_, err := g.compile(ctx, t, src, name)
+	return err
+}
+
+// compile compiles query source against the schema at a target and selects
 // the query called name ("" selects the only query of a one-query source).
-func (g *Graph) Compile(ctx context.Context, t Target, src, name string) (*query.Plan, error) {
-	cat, err := g.Catalog(ctx, t)
+func (g *Graph) compile(ctx context.Context, t Target, src, name string) (*query.Plan, error) {
+	cat, err := g.catalog(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +281,7 @@ type MutateOptions struct {
 
 // Mutate runs a mutation query on a branch ("" = main) as one atomic commit.
 func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map[string]any, o MutateOptions) (*MutationResult, string, error) {
-	plan, err := g.Compile(ctx, Target{Branch: branch}, src, name)
+	plan, err := g.compile(ctx, Target{Branch: branch}, src, name)
 	if err != nil {
 		return nil, "", err
 	}

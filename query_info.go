@@ -48,7 +48,7 @@ func (e *QuerySourceError) Is(target error) bool { return target == ErrQuerySour
 // one-query source). Compile errors are the same typed errors Query and
 // Mutate return; an ambiguous source is a *QuerySourceError.
 func (g *Graph) DescribeQuery(ctx context.Context, t Target, src, name string) (*QueryInfo, error) {
-	cat, err := g.Catalog(ctx, t)
+	cat, err := g.catalog(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ and every conflict is reported (exit 1).`,
 						Target    string         `json:"target"`
 						Conflicts []conflictJSON `json:"merge_conflicts"`
 					}{mc.Error(), args[0], into, cs})
-					return &SilentError{Code: 1}
+					return &SilentError{Err: err}
 				}
 				for _, c := range mc.Conflicts {
 					fmt.Fprintf(a.io.Err, "conflict: %s\n", c.Message)

@@ -108,7 +108,7 @@ plan previews, apply converges the storage root to it (creating graphs at
 					return err
 				}
 				if !rep.OK {
-					return &SilentError{Code: 1}
+					return &SilentError{Err: errReported}
 				}
 				return nil
 			}),

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/omnigraph-go/omnigraph"
 )
 
 // UsageError is a command-line usage mistake: exit code 2.
@@ -15,14 +17,17 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// SilentError reports failure after the command already printed its output
-// (for example lint with status=error): nothing more is printed.
-type SilentError struct{ Code int }
+// SilentError reports a failure the command already printed (as --json
+// output, or lint with status=error): nothing more is printed, and the exit
+// status is ExitCode of Err.
+type SilentError struct{ Err error }
 
-func (e *SilentError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+func (e *SilentError) Error() string { return e.Err.Error() }
+func (e *SilentError) Unwrap() error { return e.Err }
 
-// errPreconditionExit marks a lost --if-commit race (exit 4).
-var errPreconditionExit = errors.New("precondition failed")
+// errReported is the failure of a command whose output already says it
+// failed (lint errors, verify findings): exit 1.
+var errReported = errors.New("command failed")
 
 // ExitCode maps an error returned by a command to the process exit status.
 // It is the only place that decides exit codes.
@@ -30,16 +35,12 @@ func ExitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var se *SilentError
-	if errors.As(err, &se) {
-		return se.Code
-	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return 2
 	}
-	if errors.Is(err, errPreconditionExit) {
-		return 4
+	if errors.Is(err, omnigraph.ErrPreconditionFailed) {
+		return 4 // spec/surfaces.md §1.6: a lost --if-commit race
 	}
 	return 1
 }

@@ -87,7 +87,7 @@ func (a *app) runLint(cmd *cobra.Command, args []string, o *lintOptions) error {
 		writeLintHuman(a.io, rep)
 	}
 	if rep.Status == "error" {
-		return &SilentError{Code: 1}
+		return &SilentError{Err: errReported}
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ or a storage root URI; --graph picks the graph when several have bundles).`,
 				fmt.Fprintf(a.io.Out, "%d passed, %d failed\n", len(results)-failed, failed)
 			}
 			if failed > 0 {
-				return &SilentError{Code: 1}
+				return &SilentError{Err: errReported}
 			}
 			return nil
 		}),

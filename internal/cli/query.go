@@ -215,9 +215,9 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 			_ = a.printJSON(struct {
 				PreconditionFailure failure `json:"precondition_failure"`
 			}{failure{pf.Expected, pf.Actual}})
-			return &SilentError{Code: 4}
+			return &SilentError{Err: err}
 		}
-		return fmt.Errorf("%w: %v", errPreconditionExit, err)
+		return err
 	}
 	if err != nil {
 		return err

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/cluster"
 	"github.com/omnigraph-go/omnigraph/internal/remote"
-	"github.com/spf13/cobra"
 )
 
 // servedImpl runs one command against a server.
@@ -198,7 +200,7 @@ func (a *app) client(cmd *cobra.Command, server, graph string) (*remote.Client, 
 func (a *app) servedErr(err error) error {
 	var re *remote.Error
 	if errors.As(err, &re) && re.Status == http.StatusPreconditionFailed {
-		return fmt.Errorf("%w: %v", errPreconditionExit, err)
+		return fmt.Errorf("%w: %v", omnigraph.ErrPreconditionFailed, err)
 	}
 	return err
 }

@@ -205,7 +205,7 @@ func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client)
 		_ = a.printJSON(struct {
 			PreconditionFailure *remote.PreconditionFailure `json:"precondition_failure"`
 		}{re.Body.PreconditionFailure})
-		return &SilentError{Code: 4}
+		return &SilentError{Err: fmt.Errorf("%w: %v", omnigraph.ErrPreconditionFailed, err)}
 	}
 	if err != nil {
 		return err
@@ -389,7 +389,7 @@ func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Cl
 	if errors.As(err, &re) && re.Body != nil && len(re.Body.MergeConflicts) > 0 {
 		if flagBool(cmd, "json") {
 			_ = a.printRaw(json.RawMessage(re.Raw))
-			return &SilentError{Code: 1}
+			return &SilentError{Err: err}
 		}
 		var cs []struct {
 			Message string `json:"message"`

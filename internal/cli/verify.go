@@ -55,7 +55,7 @@ branch refs.`,
 				a.printVerify(uri, rep)
 			}
 			if !rep.OK() {
-				return &SilentError{Code: 1}
+				return &SilentError{Err: errReported}
 			}
 			return nil
 		}),

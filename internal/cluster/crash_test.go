@@ -27,7 +27,7 @@ func checkServable(t *testing.T, dir string) *Applied {
 			t.Fatalf("applied graph %s does not open: %v", g.ID, err)
 		}
 		for _, q := range g.Queries {
-			if _, err := h.Compile(ctx, omnigraph.Target{}, q.Source, q.Name); err != nil {
+			if err := h.CheckQuery(ctx, omnigraph.Target{}, q.Source, q.Name); err != nil {
 				t.Fatalf("applied query %s.%s: %v", g.ID, q.Name, err)
 			}
 		}

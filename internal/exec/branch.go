@@ -18,16 +18,6 @@ import (
 // relied on that behaviour keep working.
 const SchemaApplyLockRef = "__schema_apply_lock__"
 
-// Branch errors. The commit package's sentinels are re-exported so callers
-// need not import it; errors.Is works whichever layer reported.
-var (
-	ErrBranchExists    = commit.ErrBranchExists
-	ErrInvalidBranch   = commit.ErrInvalidBranch
-	ErrProtectedBranch = commit.ErrProtectedBranch
-	// ErrInternalRef: a public branch operation named an internal system ref.
-	ErrInternalRef = errors.New("internal system ref")
-)
-
 // Branches lists the live branches: "main" first, the rest sorted
 // ascending. Internal system refs are not listed.
 func (g *Graph) Branches(ctx context.Context) ([]string, error) {

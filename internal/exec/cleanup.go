@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,9 +12,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
-
-// ErrCleanupPolicy: Cleanup was called without a retention policy.
-var ErrCleanupPolicy = errors.New("cleanup needs a retention policy: keep (--keep N) or older_than (--older-than DUR)")
 
 // CleanupOptions is a retention policy. At least one of Keep and OlderThan
 // is required; with both, a commit is kept if either keeps it.
@@ -99,15 +93,13 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 			res.BytesFreed += in.Size
 		}
 	}
-	tmps, err := localTempFiles(g.st, graceCut)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tmps {
-		res.FilesRemoved++
-		res.BytesFreed += t.size
-	}
 	if !o.Confirm {
+		sw, err := storage.SweepTemp(ctx, g.st, graceCut, true)
+		if err != nil {
+			return nil, fmt.Errorf("cleanup: %w", err)
+		}
+		res.FilesRemoved += sw.Files
+		res.BytesFreed += sw.Bytes
 		return res, nil
 	}
 	if err := failpoint.Hit(FPCleanupBeforeDelete); err != nil {
@@ -137,11 +129,14 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 			return nil, err
 		}
 	}
-	for _, t := range tmps {
-		if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("cleanup: %w", err)
-		}
+	// Temporary leftovers of killed writers, through the store's own
+	// capability (storage.TempSweeper): counted and fault-injectable.
+	sw, err := storage.SweepTemp(ctx, g.st, graceCut, false)
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: %w", err)
 	}
+	res.FilesRemoved += sw.Files
+	res.BytesFreed += sw.Bytes
 	return res, nil
 }
 
@@ -326,44 +321,4 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 		return nil, err
 	}
 	return pl, nil
-}
-
-type tempFile struct {
-	path string
-	size int64
-}
-
-// localTempFiles finds the local backend's ".tmp-" leftovers (from killed
-// writers) older than cut. Other backends have none: their puts are atomic.
-func localTempFiles(st storage.Store, cut time.Time) ([]tempFile, error) {
-	for {
-		if l, ok := st.(*storage.Local); ok {
-			var out []tempFile
-			err := filepath.WalkDir(l.Root(), func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) {
-						return nil // removed concurrently
-					}
-					return err
-				}
-				if d.IsDir() || !strings.HasPrefix(d.Name(), ".tmp-") {
-					return nil
-				}
-				info, err := d.Info()
-				if err != nil {
-					return nil // gone already
-				}
-				if info.ModTime().Before(cut) {
-					out = append(out, tempFile{p, info.Size()})
-				}
-				return nil
-			})
-			return out, err
-		}
-		w, ok := st.(interface{ Inner() storage.Store })
-		if !ok {
-			return nil, nil
-		}
-		st = w.Inner()
-	}
 }

@@ -3,7 +3,6 @@ package exec
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -37,36 +36,6 @@ type Change struct {
 	// so an image marshals as-is; a null property is present as null.
 	Before, After map[string]any
 }
-
-// Errors of the change APIs.
-var (
-	// ErrCommitHasNoParent: changes of a parentless (genesis) commit were asked for.
-	ErrCommitHasNoParent = errors.New("commit has no parent")
-	// ErrChangeSchemaBoundary: the two snapshots store a populated table
-	// under different columns, so their rows cannot be compared.
-	ErrChangeSchemaBoundary = errors.New("change crosses a schema boundary")
-)
-
-// CommitHasNoParentError reports CommitChanges of the genesis commit.
-type CommitHasNoParentError struct{ Commit string }
-
-func (e *CommitHasNoParentError) Error() string {
-	return fmt.Sprintf("commit %s has no parent to diff against", e.Commit)
-}
-
-// Is makes errors.Is(err, ErrCommitHasNoParent) true.
-func (e *CommitHasNoParentError) Is(target error) bool { return target == ErrCommitHasNoParent }
-
-// ChangeSchemaBoundaryError reports a diff across a schema change that
-// rewrote (or dropped) a table still holding rows.
-type ChangeSchemaBoundaryError struct{ Commit, TypeName string }
-
-func (e *ChangeSchemaBoundaryError) Error() string {
-	return fmt.Sprintf("changes of commit %s cross a schema boundary on type '%s'", e.Commit, e.TypeName)
-}
-
-// Is makes errors.Is(err, ErrChangeSchemaBoundary) true.
-func (e *ChangeSchemaBoundaryError) Is(target error) bool { return target == ErrChangeSchemaBoundary }
 
 // Diff returns the entity-level changes that turn from into to, sorted by
 // (kind, type, id) with kind in byte order — edges before nodes, as

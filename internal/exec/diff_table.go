@@ -20,7 +20,7 @@ import (
 // and is never opened. A fragment present in both states whose deletion
 // vector changed is not scanned either: the rows whose liveness differs are
 // exactly the offsets in the symmetric difference of the two vectors, and
-// only they are decoded: from the fragment's image (perf_image.go; cached
+// only they are decoded: from the fragment's image (snapshot/image.go; cached
 // per handle and shared with the write path), or, on a handle without it
 // and when the offsets touch few of the fragment's row groups, from the
 // file with table.ReadRows, which reads only those row groups. Only

@@ -1,22 +1,35 @@
-// Package exec executes writes and queries against a graph.
+// Package exec is the write side of a graph handle (Graph): everything that
+// creates commits, plus resolving a target to the snapshot a read runs on.
 //
-// The write-side front half lives in three groups of files:
-//
-//   - values (their representation, conversion, order and JSON encoding)
-//     live in internal/value; this package only applies them.
-//   - jsonl*.go: a streaming, strict reader of the graph-batch JSONL format
-//     (Reader). It holds one line in memory at a time.
+//   - engine.go, resolve.go: Graph, Options, Init/Open, Resolve (a target
+//     to one commit's snapshot.Snapshot), Log, Tables; engine_query.go
+//     hands reads to internal/eval.
+//   - jsonl*.go: the strict, streaming reader of the graph-batch JSONL
+//     format (Reader); values convert through internal/value.
 //   - validate*.go: the integrity evaluator shared by load, mutation and
-//     branch merge (Validate), run over a staged Delta and a small Committed
-//     interface the caller implements over its committed tables.
+//     merge (Validate), run over a staged Delta and the Committed lookups a
+//     snapshot answers.
+//   - load*.go: load (append, merge, overwrite; streamed in chunks);
+//     mutate*.go: insert/update/delete mutations.
+//   - publish.go: the write pipeline and its one CAS retry loop
+//     (retryPublish, jittered back-off); table_write.go: the one writer of
+//     table states (writeTable), used by load, mutate, merge and compaction.
+//   - branch.go, merge*.go, diff*.go: branches, three-way merge with
+//     conflicts, entity diffs; maint.go, optimize.go, cleanup.go:
+//     maintenance (compaction, key indexes, reclaiming unreachable objects).
+//   - errors.go: every error type and sentinel of the package.
 //
-// Guarantees: every conversion or validation failure is a typed error
-// (*value.Error, *InputError, *ConstraintError, *KeyConflictError) whose text
-// matches spec/languages.md; callers branch on the type, never on text.
-// Validation has no side effects: it only reads Committed.
+// Guarantees: a write publishes at most one commit, by the ref CAS, after
+// validating the complete change; a failure at any earlier step leaves the
+// branch where it was and only unreferenced objects behind (cleanup
+// reclaims them). Every failure is a typed error (*value.Error,
+// *InputError, *ConstraintError, *KeyConflictError, *PreconditionFailedError,
+// *ReadSetChangedError, *MergeConflictsError, …) whose text matches
+// spec/languages.md; callers branch on the type, never on text.
+// Validation has no side effects.
 //
-// Caveats: the reader does not generate ids (unkeyed nodes and edges without
-// data.id come back with an empty ID for the caller to fill with a ULID), and
-// it does not apply the external-blob policy: a Blob given as a URI is
-// returned as Blob{URI: ...} for the loader to admit or deny.
+// Caveats: the reader does not generate ids (unkeyed nodes and edges
+// without data.id come back with an empty ID for the loader to fill with a
+// ULID) and does not apply the external-blob policy. Conditional writes
+// (IfCommit) are never retried.
 package exec

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -14,7 +13,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
-	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // DefaultMaxRetries bounds how often one write re-prepares after losing the
@@ -63,48 +61,6 @@ type Graph struct {
 	// partialReads counts reads answered by a partial snapshot (tests).
 	partialReads atomic.Int64
 }
-
-// Errors of the engine. ErrCommitNotFound and ErrBranchNotFound are the
-// commit package's sentinels, so errors.Is works whichever layer reported.
-var (
-	ErrCommitNotFound = commit.ErrCommitNotFound
-	ErrBranchNotFound = commit.ErrBranchNotFound
-	// ErrPreconditionFailed: a conditional write found another branch head.
-	ErrPreconditionFailed = errors.New("precondition failed")
-	// ErrReadSetChanged: a strict write lost its CAS and something it read
-	// changed under it.
-	ErrReadSetChanged = errors.New("read set changed")
-	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
-	ErrUnsupportedValue = value.ErrUnsupportedValue
-)
-
-// PreconditionFailedError reports a conditional write (IfCommit) whose
-// branch head was not the expected commit. It is never retried.
-type PreconditionFailedError struct {
-	Branch, Expected, Actual string
-}
-
-func (e *PreconditionFailedError) Error() string {
-	return fmt.Sprintf("precondition failed on branch '%s': expected head %s, found %s", e.Branch, e.Expected, e.Actual)
-}
-
-// Is makes errors.Is(err, ErrPreconditionFailed) true.
-func (e *PreconditionFailedError) Is(target error) bool { return target == ErrPreconditionFailed }
-
-// ReadSetChangedError reports a strict write (update, delete, overwrite load)
-// that lost its CAS to a commit changing a table it read. Member names the
-// table ("node:Person") or "schema"; Expected and Actual are its state keys
-// at the write's base and at the new head.
-type ReadSetChangedError struct {
-	Member, Expected, Actual string
-}
-
-func (e *ReadSetChangedError) Error() string {
-	return fmt.Sprintf("read set changed: %s moved from %s to %s", e.Member, e.Expected, e.Actual)
-}
-
-// Is makes errors.Is(err, ErrReadSetChanged) true.
-func (e *ReadSetChangedError) Is(target error) bool { return target == ErrReadSetChanged }
 
 // Target selects what a read sees: a pinned commit (Snapshot, a commit id)
 // or the current head of Branch ("" = main).

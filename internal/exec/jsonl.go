@@ -49,33 +49,6 @@ type EdgeRecord struct {
 // InputLine implements Record.
 func (r *EdgeRecord) InputLine() int { return r.Line }
 
-// InputError is a rejected JSONL line. Field names the offending jsonMember
-// ("type", "from", "data.age", ...) or is empty for whole-line problems such
-// as malformed JSON. Err, when set, is the underlying typed error (a
-// *value.Error, *ConstraintError or *schema.KeyValueError).
-type InputError struct {
-	Line  int
-	Field string
-	Msg   string
-	Err   error
-}
-
-func (e *InputError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
-	}
-	return fmt.Sprintf("line %d, field '%s': %s", e.Line, e.Field, e.Msg)
-}
-
-// Unwrap returns the underlying typed error, if any.
-func (e *InputError) Unwrap() error { return e.Err }
-
-// ErrInvalidText: an input string is not valid Unicode text (invalid UTF-8,
-// or a \u escape of a lone surrogate). It is refused, never repaired, so
-// distinct keys cannot collapse into one. The *InputError carrying it names
-// the line and the field.
-var ErrInvalidText = value.ErrInvalidText
-
 // DefaultMaxLineBytes bounds one JSONL line. It matches the per-type staged
 // data limit of a load (32 MiB): a longer line could never be admitted.
 const DefaultMaxLineBytes = 32 << 20

@@ -55,26 +55,6 @@ func (p *lineParser) path(key string) string {
 	return strings.Join(parts, ".")
 }
 
-// jsonSyntaxError is a malformed line; Offset is the 0-based byte offset.
-type jsonSyntaxError struct {
-	Offset int
-	Msg    string
-}
-
-func (e *jsonSyntaxError) Error() string { return e.Msg }
-
-// jsonDepthError is nesting beyond maxJSONDepth; Path names the field.
-type jsonDepthError struct{ Path string }
-
-func (e *jsonDepthError) Error() string {
-	return fmt.Sprintf("JSON nesting exceeds %d levels", maxJSONDepth)
-}
-
-// jsonDuplicateError is a repeated object jsonMember; Path is its dotted path.
-type jsonDuplicateError struct{ Path string }
-
-func (e *jsonDuplicateError) Error() string { return fmt.Sprintf("duplicate field '%s'", e.Path) }
-
 func (p *lineParser) fail(format string, args ...any) error {
 	return &jsonSyntaxError{Offset: p.i, Msg: fmt.Sprintf(format, args...)}
 }

@@ -26,9 +26,6 @@ const (
 	LoadOverwrite LoadMode = "overwrite"
 )
 
-// ErrInvalidLoadMode: a load was asked for a mode other than the three.
-var ErrInvalidLoadMode = errors.New("invalid load mode")
-
 // LoadRequest configures one load.
 type LoadRequest struct {
 	Branch string // "" = main; the branch must exist unless From is set

@@ -3,11 +3,8 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
-	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // prepare stages the load against one snapshot for its mode and validates
@@ -119,7 +116,6 @@ func (s *loadStream) write(ctx context.Context, snap *snapshot.Snapshot, d *Delt
 	if err != nil {
 		return nil, err
 	}
-	committed := snap
 	out := map[string]string{}
 	for _, tk := range s.order() {
 		t := s.types[tk]
@@ -127,59 +123,19 @@ func (s *loadStream) write(ctx context.Context, snap *snapshot.Snapshot, d *Delt
 		if t.et != nil {
 			td = d.Edges[t.name()]
 		}
-		base, err := snap.State(ctx, tk)
+		w := tableWrite{tk: tk, replace: td.Replace, frags: own[tk], dataFP: FPAfterTableData, stateFP: FPAfterTableState}
+		if !td.Replace {
+			// Committed images of re-loaded ids are hidden where the
+			// layout locates them; ids not committed are skipped.
+			if w.hide, err = snap.CommittedRows(ctx, tk, upsertIDs(td)); err != nil {
+				return nil, err
+			}
+		}
+		key, err := s.g.writeTable(ctx, snap, w)
 		if err != nil {
-			return nil, err
-		}
-		st := base
-		if td.Replace {
-			if st, err = table.NewState(base.Schema()); err != nil {
-				return nil, err
-			}
-			if st, err = st.WithIndexes(nil); err != nil {
-				return nil, err
-			}
-		} else {
-			var remove []string
-			for _, r := range td.Upserts {
-				var ok bool
-				if t.et != nil {
-					_, _, ok, err = committed.EdgeEnds(ctx, t.et.Name, r.ID)
-				} else {
-					ok, err = committed.NodeExists(ctx, t.nt.Name, r.ID)
-				}
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					remove = append(remove, r.ID)
-				}
-			}
-			if len(remove) > 0 {
-				if st, _, err = table.Delete(ctx, s.g.st, t.prefix, st, remove); err != nil {
-					return nil, fmt.Errorf("exec: %s: %w", tk, err)
-				}
-			}
-		}
-		if len(own[tk]) > 0 {
-			if st, err = st.Append(own[tk]...); err != nil {
-				return nil, err
-			}
-		}
-		if err := failpoint.Hit(FPAfterTableData); err != nil {
-			return nil, err
-		}
-		key, err := table.WriteState(ctx, s.g.st, t.prefix, st)
-		if err != nil {
-			return nil, err
-		}
-		if err := failpoint.Hit(FPAfterTableState); err != nil {
 			return nil, err
 		}
 		out[tk] = key
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -62,28 +61,6 @@ func maintConfigOf(o Options) maintConfig {
 	}
 	c.budgetRows = 4 * c.targetRows
 	return c
-}
-
-// ErrCommitReclaimed: a time-travel read named a commit whose data cleanup
-// removed. The commit object itself stays (history, merge bases and logs
-// keep working); its table states do not.
-var ErrCommitReclaimed = errors.New("commit reclaimed by cleanup")
-
-// CommitReclaimedError reports a read of a commit cleanup reclaimed. It
-// matches both ErrCommitReclaimed and ErrCommitNotFound, so callers that
-// only know "not found" still classify it.
-type CommitReclaimedError struct {
-	Commit string
-	Object string // the first missing object
-}
-
-func (e *CommitReclaimedError) Error() string {
-	return fmt.Sprintf("commit %s is no longer readable: its data was removed by cleanup (missing %s)", e.Commit, e.Object)
-}
-
-// Is makes errors.Is match ErrCommitReclaimed and ErrCommitNotFound.
-func (e *CommitReclaimedError) Is(target error) bool {
-	return target == ErrCommitReclaimed || target == ErrCommitNotFound
 }
 
 // checkReadable verifies that every table state of c still exists, so a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -45,14 +44,6 @@ const (
 	FPMergeAfterFastForward  = "exec/merge-after-fast-forward"  // the target ref names the source head
 )
 
-// Merge errors.
-var (
-	// ErrMergeSameBranch: source and target name the same branch.
-	ErrMergeSameBranch = errors.New("branch_merge requires distinct source and target branches")
-	// ErrMergeSchema: source and target heads have different schemas.
-	ErrMergeSchema = errors.New("branch_merge requires source and target to have the same schema")
-)
-
 // Merge merges branch source into branch target ("" = main) as actor.
 //
 // The source head is captured once; the target head is captured per
@@ -88,24 +79,27 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		return nil, err
 	}
 	res := &MergeResult{Source: source, Target: target}
-	for attempt := 0; ; attempt++ {
-		th, tc, err := g.repo.Resolve(ctx, target)
-		if err != nil {
-			return nil, err
+	var th commit.Head
+	err = g.retryPublish(ctx, func(attempt int, _ *commit.HeadMovedError) error {
+		// Every attempt re-plans from the target's current head.
+		var tc *commit.Commit
+		var err error
+		if th, tc, err = g.repo.Resolve(ctx, target); err != nil {
+			return err
 		}
 		upToDate := tc.ID == sc.ID
 		if !upToDate {
 			if upToDate, err = g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if upToDate {
 			res.Outcome = MergeAlreadyUpToDate
-			return res, nil
+			return nil
 		}
 		ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var published *commit.Commit
 		if ff {
@@ -113,15 +107,8 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		} else {
 			published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
 		}
-		var moved *commit.HeadMovedError
-		if errors.As(err, &moved) {
-			if attempt >= g.maxRetries {
-				return nil, &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
-			}
-			continue
-		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.Outcome = MergeMerged
 		if ff {
@@ -129,8 +116,16 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		}
 		ci := commitInfo(published, target)
 		res.Commit = &ci
-		return res, nil
+		return nil
+	}, func(_ int, err error) error {
+		var moved *commit.HeadMovedError
+		errors.As(err, &moved)
+		return &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return res, nil
 }
 
 // fastForward publishes, on the target, a merge commit whose content is
@@ -240,33 +235,3 @@ type MergeConflict struct {
 
 // TypeKey is "node:T" or "edge:E".
 func (c MergeConflict) TypeKey() string { return c.EntityKind + ":" + c.TypeName }
-
-// ErrMergeConflicts is matched by every *MergeConflictsError.
-var ErrMergeConflicts = errors.New("merge conflicts")
-
-// MergeConflictsError reports a merge that found conflicts and changed
-// nothing. Row conflicts (divergent insert/update, delete vs update) are all
-// listed, in (kind, type, id) order of the table diff; when there are none,
-// the first constraint violation of the merged result is listed.
-type MergeConflictsError struct {
-	Conflicts []MergeConflict
-}
-
-func (e *MergeConflictsError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "merge conflicts (%d): ", len(e.Conflicts))
-	for i, c := range e.Conflicts {
-		if i == 3 {
-			fmt.Fprintf(&b, "; +%d more", len(e.Conflicts)-3)
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(c.Message)
-	}
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrMergeConflicts) true.
-func (e *MergeConflictsError) Is(target error) bool { return target == ErrMergeConflicts }

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -342,40 +341,23 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 	}
 	snap := plan.target
 	write := func(tk string, td *TypeDelta, props []*schema.Property, edge bool) error {
-		prefix := snapshot.TablePrefix(tk)
 		st, err := snap.State(ctx, tk)
 		if err != nil {
 			return err
 		}
 		// Every upserted id that existed at the base is in T's state (T did
 		// not change it), and so is every deleted one: hide them all.
-		rows, err := g.mergeHideRows(ctx, snap, tk, st, plan.hide[tk])
+		hide, err := g.mergeHideRows(ctx, snap, tk, st, plan.hide[tk])
 		if err != nil {
 			return fmt.Errorf("exec: merge %s: %w", tk, err)
 		}
-		if len(rows) > 0 {
-			if st, err = table.DeleteRows(ctx, g.st, prefix, st, rows); err != nil {
-				return fmt.Errorf("exec: merge %s: %w", tk, err)
-			}
-		}
-		if len(td.Upserts) > 0 {
-			frag, err := g.writeFragment(ctx, prefix, st.Schema(), td.Upserts, props, edge)
-			if err != nil {
-				return fmt.Errorf("exec: merge %s: %w", tk, err)
-			}
-			if st, err = st.Append(frag); err != nil {
-				return err
-			}
-		}
-		key, err := table.WriteState(ctx, g.st, prefix, st)
+		key, err := g.writeTable(ctx, snap, tableWrite{tk: tk, hide: hide, rows: td.Upserts, props: props, edge: edge,
+			stateFP: FPMergeAfterTableState})
 		if err != nil {
-			return err
-		}
-		if err := failpoint.Hit(FPMergeAfterTableState); err != nil {
-			return err
+			return fmt.Errorf("exec: merge: %w", err)
 		}
 		out[tk] = key
-		return ctx.Err()
+		return nil
 	}
 	for _, nt := range snap.Catalog().Nodes {
 		if td := plan.write.Nodes[nt.Name]; td != nil {
@@ -398,7 +380,7 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 // state st (table tk of snap) holding the ids in hide. An id is normally
 // still live where the base held it, which the diff recorded; only an id T
 // moved (its base row is gone from T, its image unchanged) is looked up,
-// through the cached per-fragment id indexes (write_lookup.go).
+// through the cached per-fragment id indexes (snapshot/layout.go).
 func (g *Graph) mergeHideRows(ctx context.Context, snap *snapshot.Snapshot, tk string, st *table.State, hide map[string]fragRow) (map[string][]int64, error) {
 	frags := map[string]table.Fragment{}
 	for _, f := range st.Fragments() {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
-
-// ErrNotMutation: Mutate was given a read query.
-var ErrNotMutation = errors.New("query is not a mutation")
 
 // MutateOptions configure one mutation.
 type MutateOptions struct {
@@ -273,22 +269,7 @@ func (m matcher) match(v any) bool {
 	if v == nil || m.right == nil {
 		return false
 	}
-	c := value.Compare(v, m.right)
-	switch m.op {
-	case query.OpEq:
-		return c == 0
-	case query.OpNe:
-		return c != 0
-	case query.OpLt:
-		return c < 0
-	case query.OpLe:
-		return c <= 0
-	case query.OpGt:
-		return c > 0
-	case query.OpGe:
-		return c >= 0
-	}
-	return false
+	return m.op.Holds(value.Compare(v, m.right))
 }
 
 // liveNodes calls fn for each live row of a node type in the overlay:

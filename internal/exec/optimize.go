@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -125,12 +124,26 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 		return nil, err
 	}
 	done := map[string]compacted{}
-	for attempt := 0; ; attempt++ {
+	var res *OptimizeResult
+	err = g.retryPublish(ctx, func(attempt int, moved *commit.HeadMovedError) error {
+		if moved != nil {
+			newHead := moved.Actual
+			if newHead.ETag == "" || newHead.Seq == 0 {
+				if newHead, err = g.repo.Head(ctx, branch); err != nil {
+					return err
+				}
+			}
+			newBase, err := g.repo.Commit(ctx, newHead.Commit)
+			if err != nil {
+				return err
+			}
+			head, base = newHead, newBase
+		}
 		snap, err := g.snapshotOf(ctx, base, branch)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		res := &OptimizeResult{Branch: branch}
+		res = &OptimizeResult{Branch: branch}
 		tables := map[string]string{}
 		var summary []string
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
@@ -142,7 +155,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 			if !ok || c.from != from {
 				// New, or changed by a logical write since we compacted it: redo.
 				if c, err = g.compactTable(ctx, snap, tk, auto); err != nil {
-					return nil, fmt.Errorf("optimize %s: %w", tk, err)
+					return fmt.Errorf("optimize %s: %w", tk, err)
 				}
 				done[tk] = c
 			}
@@ -155,16 +168,16 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 			res.Datasets = append(res.Datasets, ds)
 		}
 		if len(tables) == 0 {
-			return res, nil
+			return nil
 		}
 		if g.maint.testBeforePublish != nil {
 			g.maint.testBeforePublish(attempt)
 		}
 		if err := failpoint.Hit(FPOptimizeBeforePublish); err != nil {
-			return nil, err
+			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		msg := "optimize: " + strings.Join(summary, ", ")
 		if auto {
@@ -172,33 +185,22 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 		}
 		_, cm, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 			Actor: MaintenanceActor, Message: msg, Kind: commit.KindMaintenance})
-		if err == nil {
-			if err := failpoint.Hit(FPOptimizeAfterPublish); err != nil {
-				return nil, err
-			}
-			ci := commitInfo(cm, branch)
-			res.Commit = &ci
-			return res, nil
-		}
-		var moved *commit.HeadMovedError
-		if !errors.As(err, &moved) {
-			return nil, err
-		}
-		if attempt >= g.maxRetries {
-			return nil, fmt.Errorf("optimize: gave up after %d rebases: %w", attempt, err)
-		}
-		newHead := moved.Actual
-		if newHead.ETag == "" || newHead.Seq == 0 {
-			if newHead, err = g.repo.Head(ctx, branch); err != nil {
-				return nil, err
-			}
-		}
-		newBase, err := g.repo.Commit(ctx, newHead.Commit)
 		if err != nil {
-			return nil, err
+			return err // a *commit.HeadMovedError is retried
 		}
-		head, base = newHead, newBase
+		if err := failpoint.Hit(FPOptimizeAfterPublish); err != nil {
+			return err
+		}
+		ci := commitInfo(cm, branch)
+		res.Commit = &ci
+		return nil
+	}, func(attempt int, err error) error {
+		return fmt.Errorf("optimize: gave up after %d rebases: %w", attempt, err)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return res, nil
 }
 
 // segment is a stretch of a table's fragment list: either one fragment kept
@@ -364,26 +366,10 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		refs = append(refs, ref)
 		out.indexed = len(idx)
 	}
-	if err := failpoint.Hit(FPOptimizeAfterData); err != nil {
-		return out, err
-	}
-	ns, err := table.NewState(s.Schema())
-	if err != nil {
-		return out, err
-	}
-	if ns, err = ns.Append(frags...); err != nil {
-		return out, err
-	}
-	if ns, err = ns.WithIndexes(refs); err != nil {
-		return out, err
-	}
-	if ns.Rows() != s.Rows() {
-		return out, fmt.Errorf("exec: compaction of %s changed the row count from %d to %d", tk, s.Rows(), ns.Rows())
-	}
-	if out.to, err = table.WriteState(ctx, g.st, prefix, ns); err != nil {
-		return out, err
-	}
-	if err := failpoint.Hit(FPOptimizeAfterState); err != nil {
+	// The compacted state: the same rows in fewer fragments, through the
+	// one table writer.
+	if out.to, err = g.writeTable(ctx, snap, tableWrite{tk: tk, replace: true, frags: frags, indexes: refs, keepRows: true,
+		dataFP: FPOptimizeAfterData, stateFP: FPOptimizeAfterState}); err != nil {
 		return out, err
 	}
 	return out, ctx.Err()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -92,23 +93,49 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 			return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: head.Commit.String()}
 		}
 	}
-	for attempt := 0; ; attempt++ {
+	var p *prepared
+	var published *commit.Commit
+	err = g.retryPublish(ctx, func(attempt int, moved *commit.HeadMovedError) error {
+		if moved != nil {
+			// Rebase onto the head that won, unless the write may not.
+			newHead := moved.Actual
+			if newHead.ETag == "" || newHead.Seq == 0 {
+				if newHead, err = g.repo.Head(ctx, req.branch); err != nil {
+					return err
+				}
+			}
+			newBranch = false
+			newBase, err := g.repo.Commit(ctx, newHead.Commit)
+			if err != nil {
+				return err
+			}
+			if req.ifCommit != "" {
+				if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, newBase); err != nil || !ok {
+					return &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
+				}
+			}
+			if p.strict {
+				if err := g.readSetChanged(ctx, base, newBase, p.readSet); err != nil {
+					return err
+				}
+			}
+			head, base = newHead, newBase
+		}
 		snap, err := g.snapshotOf(ctx, base, req.branch)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		p, err := req.prepare(ctx, snap)
-		if err != nil {
-			return nil, nil, err
+		if p, err = req.prepare(ctx, snap); err != nil {
+			return err
 		}
 		if p.noop {
-			return nil, p, nil
+			return nil
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if err := failpoint.Hit(FPBeforeWrite); err != nil {
-			return nil, nil, err
+			return err
 		}
 		var tables map[string]string
 		if p.write != nil {
@@ -117,61 +144,63 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 			tables, err = g.writeTables(ctx, snap, p.delta)
 		}
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if g.testBeforePublish != nil {
 			g.testBeforePublish(attempt)
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return err
 		}
 		_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
 			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch})
-		if err == nil {
-			if req.created != nil {
-				*req.created = newBranch
-			}
-			if err := failpoint.Hit(FPAfterPublish); err != nil {
-				return nil, nil, err
-			}
-			g.autoCompact(ctx, req.branch, c, tables)
-			return c, p, nil
+		if err != nil {
+			return err // a *commit.HeadMovedError is retried
 		}
-		var moved *commit.HeadMovedError
+		if req.created != nil {
+			*req.created = newBranch
+		}
+		if err := failpoint.Hit(FPAfterPublish); err != nil {
+			return err
+		}
+		g.autoCompact(ctx, req.branch, c, tables)
+		published = c
+		return nil
+	}, func(attempt int, err error) error {
+		return fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return published, p, nil
+}
+
+// retryPublish is the one retry loop of every write that publishes with the
+// ref CAS (load, mutate, merge, optimize). It calls try until try returns
+// anything but a lost CAS (*commit.HeadMovedError); after a loss it sleeps
+// a jittered back-off and calls try again with the loss, from which try
+// rebases (or decides it may not, and returns that error). After
+// g.maxRetries lost rounds it returns giveUp(attempts, last loss).
+//
+// INVARIANT: writers that lost together retry at different moments, so the
+// rounds one writer needs stay few even with many writers
+// (TestConformanceConcurrentAppend, TestEngineStrictRace).
+func (g *Graph) retryPublish(ctx context.Context, try func(attempt int, moved *commit.HeadMovedError) error, giveUp func(attempt int, err error) error) error {
+	var moved *commit.HeadMovedError
+	for attempt := 0; ; attempt++ {
+		err := try(attempt, moved)
 		if !errors.As(err, &moved) {
-			return nil, nil, err
-		}
-		newHead := moved.Actual
-		if newHead.ETag == "" || newHead.Seq == 0 {
-			if newHead, err = g.repo.Head(ctx, req.branch); err != nil {
-				return nil, nil, err
-			}
+			return err
 		}
 		if attempt >= g.maxRetries {
-			return nil, nil, fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
+			return giveUp(attempt, err)
 		}
 		if err := retryBackoff(ctx, attempt); err != nil {
-			return nil, nil, err
+			return err
 		}
-		newBranch = false
-		newBase, err := g.repo.Commit(ctx, newHead.Commit)
-		if err != nil {
-			return nil, nil, err
-		}
-		if req.ifCommit != "" {
-			if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, newBase); err != nil || !ok {
-				return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
-			}
-		}
-		if p.strict {
-			if err := g.readSetChanged(ctx, base, newBase, p.readSet); err != nil {
-				return nil, nil, err
-			}
-		}
-		head, base = newHead, newBase
 	}
 }
 
@@ -205,58 +234,21 @@ func (g *Graph) writeTables(ctx context.Context, snap *snapshot.Snapshot, d *Del
 		if !td.Replace && len(td.Upserts) == 0 && len(td.Deletes) == 0 {
 			return nil
 		}
-		prefix := snapshot.TablePrefix(tk)
-		base, err := snap.State(ctx, tk)
+		w := tableWrite{tk: tk, replace: td.Replace, rows: td.Upserts, props: props, edge: edge,
+			dataFP: FPAfterTableData, stateFP: FPAfterTableState}
+		if !td.Replace {
+			// Replaced rows (upserted ids that are committed) and deleted ones.
+			var err error
+			if w.hide, err = snap.CommittedRows(ctx, tk, append(slices.Clone(td.Deletes), upsertIDs(td)...)); err != nil {
+				return err
+			}
+		}
+		key, err := g.writeTable(ctx, snap, w)
 		if err != nil {
-			return err
-		}
-		st := base
-		if td.Replace {
-			if st, err = table.NewState(base.Schema()); err != nil {
-				return err
-			}
-			if st, err = st.WithIndexes(nil); err != nil {
-				return err
-			}
-		} else {
-			// Replaced rows (upserted ids that are committed) and deleted
-			// ones, located through the fragments' id indexes: the offsets
-			// go straight to table.DeleteRows, no scan of the id column.
-			remove := append([]string(nil), td.Deletes...)
-			for _, r := range td.Upserts {
-				remove = append(remove, r.ID)
-			}
-			rows, err := snap.CommittedRows(ctx, tk, remove)
-			if err != nil {
-				return err
-			}
-			if len(rows) > 0 {
-				if st, err = table.DeleteRows(ctx, g.st, prefix, st, rows); err != nil {
-					return fmt.Errorf("exec: %s: %w", tk, err)
-				}
-			}
-		}
-		if len(td.Upserts) > 0 {
-			frag, err := g.writeFragment(ctx, prefix, st.Schema(), td.Upserts, props, edge)
-			if err != nil {
-				return fmt.Errorf("exec: %s: %w", tk, err)
-			}
-			if st, err = st.Append(frag); err != nil {
-				return err
-			}
-		}
-		if err := failpoint.Hit(FPAfterTableData); err != nil {
-			return err
-		}
-		key, err := table.WriteState(ctx, g.st, prefix, st)
-		if err != nil {
-			return err
-		}
-		if err := failpoint.Hit(FPAfterTableState); err != nil {
 			return err
 		}
 		out[tk] = key
-		return ctx.Err()
+		return nil
 	}
 	for _, nt := range snap.Catalog().Nodes {
 		if td := d.Nodes[nt.Name]; td != nil {

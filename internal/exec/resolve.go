@@ -28,22 +28,29 @@ func (g *Graph) Resolve(ctx context.Context, t Target) (*snapshot.Snapshot, erro
 }
 
 func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string) (*snapshot.Snapshot, error) {
-	cat, err := g.catalog(ctx, c.Schema)
+	sc, err := g.compiledSchema(ctx, c.Schema)
 	if err != nil {
 		return nil, err
 	}
-	if err := commit.CheckTables(c, TableStatePrefixes(cat)); err != nil {
+	if err := commit.CheckTables(c, sc.prefixes); err != nil {
 		return nil, err
 	}
-	return g.snaps.Snapshot(cat, c, branch), nil
+	return g.snaps.Snapshot(sc.cat, c, branch), nil
 }
 
 // CommitOf describes the commit a snapshot reads, labelled with the branch
 // it was resolved through.
 func CommitOf(s *snapshot.Snapshot) CommitInfo { return commitInfo(s.Commit(), s.Branch()) }
 
-// catalog compiles (once per handle and schema key) a stored schema.
-func (g *Graph) catalog(ctx context.Context, key string) (*schema.Catalog, error) {
+// compiledSchema is a stored schema compiled once per handle: its catalog
+// and the state-key prefix of each of its tables (what every commit of the
+// schema must hold, checked on each resolve).
+type compiledSchema struct {
+	cat      *schema.Catalog
+	prefixes map[string]string
+}
+
+func (g *Graph) compiledSchema(ctx context.Context, key string) (*compiledSchema, error) {
 	v, err := g.cache.GetOrLoad(ctx, "exec/catalog/"+key, func(ctx context.Context) (any, int64, error) {
 		src, err := g.repo.Schema(ctx, key)
 		if err != nil {
@@ -53,10 +60,10 @@ func (g *Graph) catalog(ctx context.Context, key string) (*schema.Catalog, error
 		if err != nil {
 			return nil, 0, fmt.Errorf("exec: stored schema %s: %w", key, err)
 		}
-		return cat, int64(len(src))*8 + 1024, nil
+		return &compiledSchema{cat: cat, prefixes: TableStatePrefixes(cat)}, int64(len(src))*8 + 1024, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*schema.Catalog), nil
+	return v.(*compiledSchema), nil
 }

@@ -41,35 +41,6 @@ func (k ConstraintKind) String() string {
 	return fmt.Sprintf("ConstraintKind(%d)", uint8(k))
 }
 
-// ConstraintError is an integrity violation found by CheckNodeRow,
-// CheckEdgeRow or Validate. Msg is the canonical text of §4.4 of the
-// language spec; the write paths surface it as a BadRequest, branch merge as
-// a conflict.
-type ConstraintError struct {
-	Kind ConstraintKind
-	Type string // node or edge type name
-	// Prop is the property (or "(a, b)" column tuple for composite
-	// uniques, "src"/"dst" for references); empty for @card.
-	Prop string
-	// ID is the offending entity id when known (the later holder for
-	// uniques, the edge for references, the source node for @card).
-	ID  string
-	Msg string
-}
-
-func (e *ConstraintError) Error() string { return e.Msg }
-
-// KeyConflictError is a strict insert (load append, or a duplicate explicit
-// id in one append/overwrite batch) of an id that already exists.
-type KeyConflictError struct {
-	TypeKey  string // "node:Person" / "edge:Knows"
-	EntityID string
-}
-
-func (e *KeyConflictError) Error() string {
-	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
-}
-
 // CheckNodeRow checks one node row image against the per-row constraints of
 // its type: non-nullable properties set, enum membership, @range and
 // @check. A missing map entry counts as null. It returns the first

@@ -142,6 +142,27 @@ func (c *Negation) clauseSpan() Span     { return c.Span }
 // CmpOp is a comparison or filter operator.
 type CmpOp uint8
 
+// Holds reports whether a comparison result c (negative, zero or positive,
+// as cmp.Compare returns) satisfies op; false for the non-ordering
+// operators (contains, starts_with).
+func (op CmpOp) Holds(c int) bool {
+	switch op {
+	case OpEq:
+		return c == 0
+	case OpNe:
+		return c != 0
+	case OpLt:
+		return c < 0
+	case OpLe:
+		return c <= 0
+	case OpGt:
+		return c > 0
+	case OpGe:
+		return c >= 0
+	}
+	return false
+}
+
 // Operators, in the order filter_op lists them.
 const (
 	OpEq CmpOp = iota + 1

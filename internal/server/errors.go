@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -223,7 +224,7 @@ func isBadRequest(err error) bool {
 		in   *exec.InputError
 		val  *value.Error
 		con  *exec.ConstraintError
-		run  *exec.RunError
+		run  *eval.Error
 		unk  *snapshot.UnknownTypeError
 		src  *omnigraph.QuerySourceError
 		berr *commit.BranchError

@@ -11,16 +11,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
-// CheckError reports a derived structure of a snapshot (an image, a
-// fragment layout, a lookup) that disagrees with the table's from-scratch
-// decode: a bug in this package, never a user error.
-type CheckError struct {
-	Table  string // table key
-	Detail string
-}
-
-func (e *CheckError) Error() string { return "snapshot check: " + e.Table + ": " + e.Detail }
-
 // Decode decodes every live row of table tk straight from its fragments,
 // bypassing every cache and derived structure: the reference that images,
 // layouts and lookups are checked against (Check).

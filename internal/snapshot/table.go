@@ -170,14 +170,6 @@ func (m *Mem) Edges(_ context.Context, typ string) (*EdgeTable, error) {
 	return &EdgeTable{Type: et, Cols: map[string][]any{}}, nil
 }
 
-// UnknownTypeError reports a node or edge type the catalog does not declare.
-type UnknownTypeError struct {
-	Kind string // "node" or "edge"
-	Name string
-}
-
-func (e *UnknownTypeError) Error() string { return "unknown " + e.Kind + " type '" + e.Name + "'" }
-
 // Endpoint selects an edge column: the source or the destination node id.
 type Endpoint uint8
 

@@ -47,6 +47,7 @@ func TestCountingTallies(t *testing.T) {
 				storage.OpPutIfMatch:  {Requests: 1, Bytes: 3},
 				storage.OpList:        {Requests: 1},
 				storage.OpDelete:      {Requests: 1},
+				storage.OpSweepTemp:   {},
 			}
 			got := c.Snapshot()
 			if !maps.Equal(got, want) {

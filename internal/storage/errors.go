@@ -17,10 +17,12 @@ const (
 	OpPutIfMatch  Op = "put_if_match"
 	OpList        Op = "list"
 	OpDelete      Op = "delete"
+	// OpSweepTemp is a TempSweeper sweep of temporary leftovers.
+	OpSweepTemp Op = "sweep_temp"
 )
 
 // allOps is every Op in a fixed order; Counting indexes its tallies by it.
-var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete}
+var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete, OpSweepTemp}
 
 // Ops returns every Op, in a fixed order (for reports and tests).
 func Ops() []Op { return allOps[:len(allOps):len(allOps)] }

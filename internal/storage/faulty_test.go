@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -160,6 +161,10 @@ func TestFaultyFailpoints(t *testing.T) {
 		storage.OpPutIfMatch:  func() error { _, err := f.PutIfMatch(ctx, "k", []byte("v"), info.ETag); return err },
 		storage.OpList:        func() error { return f.List(ctx, "", "", func(storage.Info) error { return nil }) },
 		storage.OpDelete:      func() error { return f.Delete(ctx, "k4") },
+		storage.OpSweepTemp: func() error {
+			_, err := f.SweepTemp(ctx, time.Now(), true)
+			return err
+		},
 	}
 	for _, op := range storage.Ops() {
 		for _, stage := range []string{"before", "after"} {

@@ -1,11 +1,9 @@
-package exec
+package eval
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,35 +118,61 @@ func loadJSONL(t testing.TB, pgPath, jsonlPath string) *runGraph {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd := NewReader(f, g.cat, ReaderOptions{})
+	// A minimal reader of the graph-batch format for fixtures: values go
+	// through the loader's converter, keyed node ids come from the key.
+	dec := json.NewDecoder(f)
+	dec.UseNumber()
 	n := 0
-	for {
-		rec, err := rd.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
+	for dec.More() {
+		var rec struct {
+			Type, Edge, From, To string
+			Data                 map[string]any
 		}
-		if err != nil {
+		if err := dec.Decode(&rec); err != nil {
 			t.Fatalf("%s: %v", filepath.Base(jsonlPath), err)
 		}
-		switch rec := rec.(type) {
-		case *NodeRecord:
+		convert := func(props []*schema.Property) (string, []any) {
+			id, _ := rec.Data["id"].(string)
 			var kv []any
-			for k, v := range rec.Values {
-				kv = append(kv, k, v)
+			for _, p := range props {
+				raw, ok := rec.Data[p.Name]
+				if !ok {
+					continue
+				}
+				v, err := value.ConvertJSON(p.Name, p.Type, raw)
+				if err != nil {
+					t.Fatalf("%s: %v", filepath.Base(jsonlPath), err)
+				}
+				kv = append(kv, p.Name, v)
 			}
-			g.node(rec.Type, rec.ID, kv...)
-		case *EdgeRecord:
-			n++
-			id := rec.ID
-			if id == "" {
-				id = fmt.Sprintf("e%04d", n)
-			}
-			var kv []any
-			for k, v := range rec.Values {
-				kv = append(kv, k, v)
-			}
-			g.edge(rec.Type, id, rec.From, rec.To, kv...)
+			return id, kv
 		}
+		if rec.Edge == "" {
+			nt, ok := g.cat.Node(rec.Type)
+			if !ok {
+				t.Fatalf("%s: unknown node type %s", filepath.Base(jsonlPath), rec.Type)
+			}
+			id, kv := convert(nt.Props)
+			if len(nt.Key) > 0 {
+				kid, err := nt.NodeID(kvMap(t, kv))
+				if err != nil {
+					t.Fatalf("%s: %v", filepath.Base(jsonlPath), err)
+				}
+				id = kid
+			}
+			g.node(nt.Name, id, kv...)
+			continue
+		}
+		et, ok := g.cat.Edge(rec.Edge)
+		if !ok {
+			t.Fatalf("%s: unknown edge type %s", filepath.Base(jsonlPath), rec.Edge)
+		}
+		n++
+		id, kv := convert(et.Props)
+		if id == "" {
+			id = fmt.Sprintf("e%04d", n)
+		}
+		g.edge(et.Name, id, rec.From, rec.To, kv...)
 	}
 	return g
 }
@@ -171,7 +195,7 @@ func (g *runGraph) run(src, params string) (*Result, error) {
 			return nil, err
 		}
 	}
-	return RunRead(context.Background(), g.ms, plan, pm, RunOptions{Now: testNow})
+	return Run(context.Background(), g.ms, plan, pm, Options{Now: testNow})
 }
 
 // rowStrings renders each row as its cells' JSON joined by ",".

@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"cmp"
@@ -20,7 +20,7 @@ type expander struct {
 	// an array per source: a row is visited iff stamp[row] == gen.
 	stamp []uint32
 	gen   uint32
-	// bySrc/byDst are the row-resolved adjacencies (perf_adj.go) keyed by
+	// bySrc/byDst are the row-resolved adjacencies (adjacency.go, snapshot/adjacency.go) keyed by
 	// source rows and by destination rows, built on first use. byID walks
 	// the id-keyed maps instead (the reference path, pinned equal by
 	// TestExpandRowsMatchByID).

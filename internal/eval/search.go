@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"cmp"
@@ -240,7 +240,7 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 }
 
 // queryVector resolves nearest()'s query: a Vector param, a numeric list
-// literal, or a String embedded with RunOptions.Embed. nil means a null
+// literal, or a String embedded with Options.Embed. nil means a null
 // parameter, which ranks nothing.
 func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *snapshot.NodeTable) ([]float32, error) {
 	switch rk.Query.Kind {

@@ -13,7 +13,7 @@ import (
 // p matches m, in liveNodes order (committed rows, then pending ones).
 //
 // `where key = v` on a single String/enum @key whose committed rows are
-// key-canonical (id = key value, write_lookup.go) has at most one committed
+// key-canonical (id = key value, snapshot/layout.go) has at most one committed
 // match, the row with id v: it is found through the fragments' id indexes
 // instead of walking every row. Pending rows are few and always walked.
 // TestMatchingNodesKeyPath compares both paths on random overlays.

@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	for i := range buf {
 		buf[i] = -1
 	}
-	// An index narrows the rows to visit (perf_index.go); filters it
+	// An index narrows the rows to visit (index.go); filters it
 	// already decided are skipped, every other one is still evaluated.
 	rows, skip, indexed := r.scanIndex(o, tbl)
 	if indexed && skip != nil {

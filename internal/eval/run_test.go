@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -162,7 +162,7 @@ func TestRunEdgeBindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunRead(context.Background(), g.ms, plan, nil, RunOptions{Now: testNow})
+	res, err := Run(context.Background(), g.ms, plan, nil, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestRunParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = RunRead(context.Background(), g.ms, plan, nil, RunOptions{})
+	_, err = Run(context.Background(), g.ms, plan, nil, Options{})
 	var ve *value.Error
 	if !errors.As(err, &ve) || ve.Name != "name" {
 		t.Fatalf("err = %v (%T), want *value.Error for name", err, err)
@@ -383,7 +383,7 @@ func TestRunCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := RunRead(ctx, g.ms, plan, map[string]any{"name": "Alice"}, RunOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, g.ms, plan, map[string]any{"name": "Alice"}, Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }

@@ -88,7 +88,7 @@ func BenchmarkPeerWrite(b *testing.B) {
 				}
 			})
 			// An insert then a read of it: the new image is derived from
-			// the previous one (write_derive.go).
+			// the previous one (snapshot/derive.go).
 			b.Run("pk-after-upsert", func(b *testing.B) {
 				w := peerPlan(b, g, "upsert")
 				i := 0

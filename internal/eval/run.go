@@ -1,8 +1,7 @@
-package exec
+package eval
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -26,8 +25,8 @@ type Snapshot interface {
 	Edges(ctx context.Context, typ string) (*snapshot.EdgeTable, error)
 }
 
-// RunOptions configures one read-query execution.
-type RunOptions struct {
+// Options configures one read-query execution.
+type Options struct {
 	// Now is the instant now() evaluates to (UTC). The zero time means the
 	// wall clock at the start of the run; callers that need reproducible
 	// results (tests, replays) set it.
@@ -51,18 +50,7 @@ type Result struct {
 	Rows    [][]any
 }
 
-// RunError is a failure while executing a well-typed plan (an unparsable
-// date literal, a missing embedder, a ranking that cannot be computed). It
-// renders as "execution error: …" per spec/languages.md §1.
-type RunError struct{ Msg string }
-
-func (e *RunError) Error() string { return "execution error: " + e.Msg }
-
-func runErrorf(format string, args ...any) *RunError {
-	return &RunError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// RunRead executes the read plan against snap. params holds raw
+// Run executes the read plan against snap. params holds raw
 // JSON-decoded values keyed by parameter name without '$'; each declared
 // parameter is converted with ConvertParam (a missing non-nullable one is
 // the *value.Error "parameter 'x' not provided"); undeclared keys are
@@ -70,9 +58,9 @@ func runErrorf(format string, args ...any) *RunError {
 //
 // Execution is batch-at-a-time over rows of bound entity references (see
 // docs/query-execution.md); property values are read only by predicates,
-// sort keys and the final projection. RunRead does not retain snap or the
+// sort keys and the final projection. Run does not retain snap or the
 // plan after it returns and is safe to call concurrently.
-func RunRead(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts RunOptions) (*Result, error) {
+func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (*Result, error) {
 	if plan == nil || plan.Read == nil {
 		return nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
 	}
@@ -117,11 +105,11 @@ func planName(p *query.Plan) string {
 	return p.Name
 }
 
-// runner holds the state of one RunRead call. It is not shared between
+// runner holds the state of one Run call. It is not shared between
 // calls, so caches here never outlive one snapshot.
 type runner struct {
 	snap   Snapshot
-	opts   RunOptions
+	opts   Options
 	params map[string]any
 	now    int64
 

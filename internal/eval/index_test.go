@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func perfGraph(t testing.TB, seed uint64, nodes, edges int) *runGraph {
 	return g
 }
 
-// perfCompare runs each query with and without the indexes (RunOptions.
+// perfCompare runs each query with and without the indexes (Options.
 // NoIndexes), the indexed run repeatedly (indexes are built after
 // snapshot.IndexAfterScans scans), and requires identical results, row
 // order included.
@@ -83,9 +83,9 @@ func perfCompare(t *testing.T, g *runGraph, src string, params []map[string]any)
 	}
 	ctx := context.Background()
 	for _, ps := range params {
-		want, werr := RunRead(ctx, g.ms, plan, ps, RunOptions{NoIndexes: true})
+		want, werr := Run(ctx, g.ms, plan, ps, Options{NoIndexes: true})
 		for round := range snapshot.IndexAfterScans + 2 {
-			got, gerr := RunRead(ctx, g.ms, plan, ps, RunOptions{})
+			got, gerr := Run(ctx, g.ms, plan, ps, Options{})
 			if (werr == nil) != (gerr == nil) {
 				t.Fatalf("%s %v: error %v, reference %v", src, ps, gerr, werr)
 			}

@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -45,13 +45,13 @@ func benchRun(b *testing.B, g *runGraph, src string, params map[string]any) {
 	ctx := context.Background()
 	// Warm the table caches (the row index and adjacency are built once per
 	// table image, not per query).
-	if _, err := RunRead(ctx, g.ms, plan, params, RunOptions{}); err != nil {
+	if _, err := Run(ctx, g.ms, plan, params, Options{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := RunRead(ctx, g.ms, plan, params, RunOptions{}); err != nil {
+		if _, err := Run(ctx, g.ms, plan, params, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

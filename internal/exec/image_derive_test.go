@@ -13,7 +13,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
-// TestDerivedImageMatchesAssembly pins derived images (write_derive.go):
+// TestDerivedImageMatchesAssembly pins derived images (snapshot/derive.go):
 // across random inserts (most writes), inline compactions, updates,
 // deletes and writes on two branches forked from one head, every image
 // read equals a from-scratch decode of its state, and every image read

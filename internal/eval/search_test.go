@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -127,7 +127,7 @@ func TestRunSearchEmbedder(t *testing.T) {
 		}
 		return []float32{0.8, 0.7, 0.6, 0.5}, nil
 	}
-	res, err := RunRead(context.Background(), g.ms, plan, nil, RunOptions{Embed: embed})
+	res, err := Run(context.Background(), g.ms, plan, nil, Options{Embed: embed})
 	if err != nil {
 		t.Fatal(err)
 	}

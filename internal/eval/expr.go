@@ -1,6 +1,7 @@
-package exec
+package eval
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -172,42 +173,14 @@ func fastPropConst(p *query.Pred, l *layout, op query.CmpOp, c any) func(row []i
 				case nil:
 					return false
 				case int64:
-					return cmpHolds(op, cmpInt(v, k))
+					return op.Holds(cmp.Compare(v, k))
 				default:
-					return cmpHolds(op, value.Compare(v, k))
+					return op.Holds(value.Compare(v, k))
 				}
 			}
 		}
 	}
 	return nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpHolds(op query.CmpOp, c int) bool {
-	switch op {
-	case query.OpEq:
-		return c == 0
-	case query.OpNe:
-		return c != 0
-	case query.OpLt:
-		return c < 0
-	case query.OpLe:
-		return c <= 0
-	case query.OpGt:
-		return c > 0
-	case query.OpGe:
-		return c >= 0
-	}
-	return false
 }
 
 // compareOp applies a filter operator to two values (§5.4).
@@ -238,5 +211,5 @@ func compareOp(op query.CmpOp, a, b any) bool {
 	if value.Rank(a) != value.Rank(b) {
 		return false
 	}
-	return cmpHolds(op, value.Compare(a, b))
+	return op.Holds(value.Compare(a, b))
 }

@@ -1,0 +1,237 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/value"
+)
+
+// Branch errors. The commit package's sentinels are re-exported so callers
+// need not import it; errors.Is works whichever layer reported.
+var (
+	ErrBranchExists    = commit.ErrBranchExists
+	ErrInvalidBranch   = commit.ErrInvalidBranch
+	ErrProtectedBranch = commit.ErrProtectedBranch
+	// ErrInternalRef: a public branch operation named an internal system ref.
+	ErrInternalRef = errors.New("internal system ref")
+)
+
+// ErrCleanupPolicy: Cleanup was called without a retention policy.
+var ErrCleanupPolicy = errors.New("cleanup needs a retention policy: keep (--keep N) or older_than (--older-than DUR)")
+
+// Errors of the change APIs.
+var (
+	// ErrCommitHasNoParent: changes of a parentless (genesis) commit were asked for.
+	ErrCommitHasNoParent = errors.New("commit has no parent")
+	// ErrChangeSchemaBoundary: the two snapshots store a populated table
+	// under different columns, so their rows cannot be compared.
+	ErrChangeSchemaBoundary = errors.New("change crosses a schema boundary")
+)
+
+// CommitHasNoParentError reports CommitChanges of the genesis commit.
+type CommitHasNoParentError struct{ Commit string }
+
+func (e *CommitHasNoParentError) Error() string {
+	return fmt.Sprintf("commit %s has no parent to diff against", e.Commit)
+}
+
+// Is makes errors.Is(err, ErrCommitHasNoParent) true.
+func (e *CommitHasNoParentError) Is(target error) bool { return target == ErrCommitHasNoParent }
+
+// ChangeSchemaBoundaryError reports a diff across a schema change that
+// rewrote (or dropped) a table still holding rows.
+type ChangeSchemaBoundaryError struct{ Commit, TypeName string }
+
+func (e *ChangeSchemaBoundaryError) Error() string {
+	return fmt.Sprintf("changes of commit %s cross a schema boundary on type '%s'", e.Commit, e.TypeName)
+}
+
+// Is makes errors.Is(err, ErrChangeSchemaBoundary) true.
+func (e *ChangeSchemaBoundaryError) Is(target error) bool { return target == ErrChangeSchemaBoundary }
+
+// Errors of the engine. ErrCommitNotFound and ErrBranchNotFound are the
+// commit package's sentinels, so errors.Is works whichever layer reported.
+var (
+	ErrCommitNotFound = commit.ErrCommitNotFound
+	ErrBranchNotFound = commit.ErrBranchNotFound
+	// ErrPreconditionFailed: a conditional write found another branch head.
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrReadSetChanged: a strict write lost its CAS and something it read
+	// changed under it.
+	ErrReadSetChanged = errors.New("read set changed")
+	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
+	ErrUnsupportedValue = value.ErrUnsupportedValue
+)
+
+// PreconditionFailedError reports a conditional write (IfCommit) whose
+// branch head was not the expected commit. It is never retried.
+type PreconditionFailedError struct {
+	Branch, Expected, Actual string
+}
+
+func (e *PreconditionFailedError) Error() string {
+	return fmt.Sprintf("precondition failed on branch '%s': expected head %s, found %s", e.Branch, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrPreconditionFailed) true.
+func (e *PreconditionFailedError) Is(target error) bool { return target == ErrPreconditionFailed }
+
+// ReadSetChangedError reports a strict write (update, delete, overwrite load)
+// that lost its CAS to a commit changing a table it read. Member names the
+// table ("node:Person") or "schema"; Expected and Actual are its state keys
+// at the write's base and at the new head.
+type ReadSetChangedError struct {
+	Member, Expected, Actual string
+}
+
+func (e *ReadSetChangedError) Error() string {
+	return fmt.Sprintf("read set changed: %s moved from %s to %s", e.Member, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrReadSetChanged) true.
+func (e *ReadSetChangedError) Is(target error) bool { return target == ErrReadSetChanged }
+
+// InputError is a rejected JSONL line. Field names the offending jsonMember
+// ("type", "from", "data.age", ...) or is empty for whole-line problems such
+// as malformed JSON. Err, when set, is the underlying typed error (a
+// *value.Error, *ConstraintError or *schema.KeyValueError).
+type InputError struct {
+	Line  int
+	Field string
+	Msg   string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("line %d, field '%s': %s", e.Line, e.Field, e.Msg)
+}
+
+// Unwrap returns the underlying typed error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// jsonSyntaxError is a malformed line; Offset is the 0-based byte offset.
+type jsonSyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *jsonSyntaxError) Error() string { return e.Msg }
+
+// jsonDepthError is nesting beyond maxJSONDepth; Path names the field.
+type jsonDepthError struct{ Path string }
+
+func (e *jsonDepthError) Error() string {
+	return fmt.Sprintf("JSON nesting exceeds %d levels", maxJSONDepth)
+}
+
+// jsonDuplicateError is a repeated object jsonMember; Path is its dotted path.
+type jsonDuplicateError struct{ Path string }
+
+func (e *jsonDuplicateError) Error() string { return fmt.Sprintf("duplicate field '%s'", e.Path) }
+
+// ErrInvalidLoadMode: a load was asked for a mode other than the three.
+var ErrInvalidLoadMode = errors.New("invalid load mode")
+
+// ErrCommitReclaimed: a time-travel read named a commit whose data cleanup
+// removed. The commit object itself stays (history, merge bases and logs
+// keep working); its table states do not.
+var ErrCommitReclaimed = errors.New("commit reclaimed by cleanup")
+
+// CommitReclaimedError reports a read of a commit cleanup reclaimed. It
+// matches both ErrCommitReclaimed and ErrCommitNotFound, so callers that
+// only know "not found" still classify it.
+type CommitReclaimedError struct {
+	Commit string
+	Object string // the first missing object
+}
+
+func (e *CommitReclaimedError) Error() string {
+	return fmt.Sprintf("commit %s is no longer readable: its data was removed by cleanup (missing %s)", e.Commit, e.Object)
+}
+
+// Is makes errors.Is match ErrCommitReclaimed and ErrCommitNotFound.
+func (e *CommitReclaimedError) Is(target error) bool {
+	return target == ErrCommitReclaimed || target == ErrCommitNotFound
+}
+
+// Merge errors.
+var (
+	// ErrMergeSameBranch: source and target name the same branch.
+	ErrMergeSameBranch = errors.New("branch_merge requires distinct source and target branches")
+	// ErrMergeSchema: source and target heads have different schemas.
+	ErrMergeSchema = errors.New("branch_merge requires source and target to have the same schema")
+)
+
+// ErrMergeConflicts is matched by every *MergeConflictsError.
+var ErrMergeConflicts = errors.New("merge conflicts")
+
+// MergeConflictsError reports a merge that found conflicts and changed
+// nothing. Row conflicts (divergent insert/update, delete vs update) are all
+// listed, in (kind, type, id) order of the table diff; when there are none,
+// the first constraint violation of the merged result is listed.
+type MergeConflictsError struct {
+	Conflicts []MergeConflict
+}
+
+func (e *MergeConflictsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "merge conflicts (%d): ", len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		if i == 3 {
+			fmt.Fprintf(&b, "; +%d more", len(e.Conflicts)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(c.Message)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrMergeConflicts) true.
+func (e *MergeConflictsError) Is(target error) bool { return target == ErrMergeConflicts }
+
+// ErrNotMutation: Mutate was given a read query.
+var ErrNotMutation = errors.New("query is not a mutation")
+
+// ConstraintError is an integrity violation found by CheckNodeRow,
+// CheckEdgeRow or Validate. Msg is the canonical text of §4.4 of the
+// language spec; the write paths surface it as a BadRequest, branch merge as
+// a conflict.
+type ConstraintError struct {
+	Kind ConstraintKind
+	Type string // node or edge type name
+	// Prop is the property (or "(a, b)" column tuple for composite
+	// uniques, "src"/"dst" for references); empty for @card.
+	Prop string
+	// ID is the offending entity id when known (the later holder for
+	// uniques, the edge for references, the source node for @card).
+	ID  string
+	Msg string
+}
+
+func (e *ConstraintError) Error() string { return e.Msg }
+
+// KeyConflictError is a strict insert (load append, or a duplicate explicit
+// id in one append/overwrite batch) of an id that already exists.
+type KeyConflictError struct {
+	TypeKey  string // "node:Person" / "edge:Knows"
+	EntityID string
+}
+
+func (e *KeyConflictError) Error() string {
+	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
+}
+
+// ErrInvalidText: an input string is not valid Unicode text (invalid UTF-8,
+// or a \u escape of a lone surrogate). It is refused, never repaired, so
+// distinct keys cannot collapse into one. The *InputError carrying it names
+// the line and the field.
+var ErrInvalidText = value.ErrInvalidText

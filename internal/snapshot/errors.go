@@ -1,0 +1,21 @@
+package snapshot
+
+import ()
+
+// CheckError reports a derived structure of a snapshot (an image, a
+// fragment layout, a lookup) that disagrees with the table's from-scratch
+// decode: a bug in this package, never a user error.
+type CheckError struct {
+	Table  string // table key
+	Detail string
+}
+
+func (e *CheckError) Error() string { return "snapshot check: " + e.Table + ": " + e.Detail }
+
+// UnknownTypeError reports a node or edge type the catalog does not declare.
+type UnknownTypeError struct {
+	Kind string // "node" or "edge"
+	Name string
+}
+
+func (e *UnknownTypeError) Error() string { return "unknown " + e.Kind + " type '" + e.Name + "'" }
