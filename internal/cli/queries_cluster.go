@@ -152,7 +152,7 @@ func (a *app) newQueriesValidateCmd() *cobra.Command {
 				fmt.Fprintf(a.io.Out, "%d stored queries valid, %d broken\n", n, bad)
 			}
 			if bad > 0 {
-				return &SilentError{Code: 1}
+				return &SilentError{Err: errReported}
 			}
 			return nil
 		}),
