@@ -44,7 +44,9 @@ type globals struct {
 	cluster string
 	yes     bool
 	quiet   bool
-	version bool
+	// cacheDir is --cache-dir: the disk cache for remote graphs.
+	cacheDir string
+	version  bool
 }
 
 // app is one invocation of the CLI.
@@ -149,6 +151,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.StringVar(&a.g.cluster, "cluster", "", "cluster directory or storage root")
 	pf.BoolVar(&a.g.yes, "yes", false, "consent to destructive writes against a non-local target")
 	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
+	pf.StringVar(&a.g.cacheDir, "cache-dir", "", "local directory caching immutable objects of s3:// graphs across runs (env OMNIGRAPH_CACHE_DIR)")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
 	// Served and cluster scopes are parsed so that scripts using them get a
 	// clear usage error naming the command, but no command of this build
