@@ -146,7 +146,9 @@ func openS3(uri string, o Options) (storage.Store, error) {
 			return nil, err
 		}
 	}
-	return storage.NewCached(st, co), nil
+	// Batching lets a write send all its new objects concurrently before
+	// its CAS (one round trip instead of one per object).
+	return storage.NewBatching(storage.NewCached(st, co)), nil
 }
 
 // ImmutableKey reports whether a graph object never changes once written:
