@@ -23,6 +23,7 @@ var layers = map[string]int{
 	"internal/schema":    1,
 	"internal/query":     2,
 	"internal/table":     2,
+	"internal/value":     2,
 	"internal/commit":    3,
 	"internal/index":     3,
 	"internal/exec":      4,

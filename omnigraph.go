@@ -19,6 +19,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	s3store "github.com/omnigraph-go/omnigraph/internal/storage/s3"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Result types shared with the engine. They are plain data.
@@ -275,7 +276,7 @@ func (g *Graph) Query(ctx context.Context, t Target, src, name string, params ma
 	for _, row := range res.Rows {
 		enc := make([]any, len(row))
 		for i, v := range row {
-			raw, err := exec.EncodeJSON(res.Columns[i].Type, v)
+			raw, err := value.EncodeJSON(res.Columns[i].Type, v)
 			if err != nil {
 				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
 			}

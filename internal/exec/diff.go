@@ -10,6 +10,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // The operations a Change reports.
@@ -228,7 +229,7 @@ func toChange(kind, name string, props []*schema.Property, rc rowChange) (Change
 	img := func(r *Row) (map[string]any, error) {
 		m := make(map[string]any, len(props))
 		for _, p := range props {
-			raw, err := EncodeJSON(p.Type, r.Values[p.Name])
+			raw, err := value.EncodeJSON(p.Type, r.Values[p.Name])
 			if err != nil {
 				return nil, fmt.Errorf("exec: %s '%s'.%s: %w", name, r.ID, p.Name, err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // The entity-level diff of two states of one table, shared by Diff,
@@ -341,7 +342,7 @@ func recordRows(ts table.Schema, rec arrow.RecordBatch, props []*schema.Property
 				continue // a column the schema no longer declares
 			}
 			for i := range rows {
-				if v := fromColumn(p.Type, table.Value(arr, i)); v != nil {
+				if v := value.FromColumn(p.Type, table.Value(arr, i)); v != nil {
 					rows[i].Values[c.Name] = v
 				}
 			}
@@ -358,7 +359,7 @@ func rowsEqual(props []*schema.Property, a, b *Row) bool {
 		return false
 	}
 	for _, p := range props {
-		if !Equal(a.Values[p.Name], b.Values[p.Name]) {
+		if !value.Equal(a.Values[p.Name], b.Values[p.Name]) {
 			return false
 		}
 	}

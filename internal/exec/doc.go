@@ -2,9 +2,8 @@
 //
 // The write-side front half lives in three groups of files:
 //
-//   - value*.go: the Go representation of property values and their
-//     conversions: JSONL input (ConvertJSON), query parameters
-//     (ConvertParam), JSON output (EncodeJSON) and a total order (Compare).
+//   - values (their representation, conversion, order and JSON encoding)
+//     live in internal/value; this package only applies them.
 //   - jsonl*.go: a streaming, strict reader of the graph-batch JSONL format
 //     (Reader). It holds one line in memory at a time.
 //   - validate*.go: the integrity evaluator shared by load, mutation and
@@ -12,7 +11,7 @@
 //     interface the caller implements over its committed tables.
 //
 // Guarantees: every conversion or validation failure is a typed error
-// (*ValueError, *InputError, *ConstraintError, *KeyConflictError) whose text
+// (*value.Error, *InputError, *ConstraintError, *KeyConflictError) whose text
 // matches spec/languages.md; callers branch on the type, never on text.
 // Validation has no side effects: it only reads Committed.
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // DefaultMaxRetries bounds how often one write re-prepares after losing the
@@ -70,7 +71,7 @@ var (
 	// changed under it.
 	ErrReadSetChanged = errors.New("read set changed")
 	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
-	ErrUnsupportedValue = errors.New("unsupported value")
+	ErrUnsupportedValue = value.ErrUnsupportedValue
 )
 
 // PreconditionFailedError reports a conditional write (IfCommit) whose

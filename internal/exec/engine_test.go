@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // engSchema and engData are the spec's standard fixture (languages §8,
@@ -140,10 +141,10 @@ func engNodes(t testing.TB, g *Graph, typ, prop string) []string {
 	for i, id := range nt.IDs {
 		s := id
 		if prop != "" {
-			s += "=" + FormatValue(nt.Type.Props[0].Type, nil)
+			s += "=" + value.FormatValue(nt.Type.Props[0].Type, nil)
 			if v := nt.Value(i, prop); v != nil {
 				p, _ := nt.Type.Prop(prop)
-				s = id + "=" + FormatValue(p.Type, v)
+				s = id + "=" + value.FormatValue(p.Type, v)
 			}
 		}
 		out = append(out, s)

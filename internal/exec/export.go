@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Export writes the target's data as graph-batch NDJSON, the format Load
@@ -55,12 +56,12 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 		}
 		for i, id := range tab.IDs {
 			line = append(line[:0], `{"type":`...)
-			line = appendJSONString(line, nt.Name)
+			line = value.AppendJSONString(line, nt.Name)
 			line = append(line, `,"data":{`...)
 			first := true
 			if len(nt.Key) == 0 {
 				line = append(line, `"id":`...)
-				line = appendJSONString(line, id)
+				line = value.AppendJSONString(line, id)
 				first = false
 			}
 			if line, err = appendProps(line, nt.Props, func(p string) any { return tab.Value(i, p) }, first); err != nil {
@@ -85,13 +86,13 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 		}
 		for i, id := range tab.IDs {
 			line = append(line[:0], `{"edge":`...)
-			line = appendJSONString(line, et.Name)
+			line = value.AppendJSONString(line, et.Name)
 			line = append(line, `,"from":`...)
-			line = appendJSONString(line, tab.Src[i])
+			line = value.AppendJSONString(line, tab.Src[i])
 			line = append(line, `,"to":`...)
-			line = appendJSONString(line, tab.Dst[i])
+			line = value.AppendJSONString(line, tab.Dst[i])
 			line = append(line, `,"data":{"id":`...)
-			line = appendJSONString(line, id)
+			line = value.AppendJSONString(line, id)
 			if line, err = appendProps(line, et.Props, func(p string) any { return tab.Value(i, p) }, false); err != nil {
 				return fmt.Errorf("export %s '%s': %w", et.Name, id, err)
 			}
@@ -117,10 +118,10 @@ func appendProps(line []byte, props []*schema.Property, get func(string) any, fi
 			line = append(line, ',')
 		}
 		first = false
-		line = appendJSONString(line, p.Name)
+		line = value.AppendJSONString(line, p.Name)
 		line = append(line, ':')
 		var err error
-		if line, err = AppendExportJSON(line, p.Type, v); err != nil {
+		if line, err = value.AppendExportJSON(line, p.Type, v); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Record is one parsed line of a graph-batch JSONL stream: a *NodeRecord or
@@ -51,7 +52,7 @@ func (r *EdgeRecord) InputLine() int { return r.Line }
 // InputError is a rejected JSONL line. Field names the offending jsonMember
 // ("type", "from", "data.age", ...) or is empty for whole-line problems such
 // as malformed JSON. Err, when set, is the underlying typed error (a
-// *ValueError, *ConstraintError or *schema.KeyValueError).
+// *value.Error, *ConstraintError or *schema.KeyValueError).
 type InputError struct {
 	Line  int
 	Field string
@@ -312,9 +313,9 @@ func (r *Reader) dataValues(typeKey string, props []*schema.Property, lookup fun
 		}
 		if _, isObj := m.val.([]jsonMember); isObj {
 			return nil, nil, &InputError{Line: r.line, Field: field,
-				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, pgTypeName(p.Type))}
+				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, value.TypeName(p.Type))}
 		}
-		v, err := ConvertJSON(m.key, p.Type, m.val)
+		v, err := value.ConvertJSON(m.key, p.Type, m.val)
 		if err != nil {
 			return nil, nil, &InputError{Line: r.line, Field: field, Msg: err.Error(), Err: err}
 		}
@@ -420,5 +421,5 @@ func rawTypeName(v any) string {
 	if _, ok := v.([]jsonMember); ok {
 		return "object"
 	}
-	return jsonTypeName(v)
+	return value.JSONTypeName(v)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // FuzzJSONL feeds arbitrary bytes to the strict reader. It must never
@@ -64,12 +65,12 @@ func FuzzJSONL(f *testing.F) {
 				values, props = rec.Values, et.Props
 			}
 			for _, p := range props {
-				enc, err := AppendExportJSON(nil, p.Type, values[p.Name])
+				enc, err := value.AppendExportJSON(nil, p.Type, values[p.Name])
 				if err != nil {
 					t.Fatalf("encode %s: %v", p.Name, err)
 				}
 				back := mustConvertBytes(t, p.Type, enc)
-				if !Equal(back, values[p.Name]) {
+				if !value.Equal(back, values[p.Name]) {
 					t.Fatalf("%s: %#v -> %s -> %#v", p.Name, values[p.Name], enc, back)
 				}
 			}
@@ -84,7 +85,7 @@ func mustConvertBytes(t *testing.T, typ schema.Type, raw []byte) any {
 	if err := dec.Decode(&x); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
-	v, err := ConvertJSON("p", typ, x)
+	v, err := value.ConvertJSON("p", typ, x)
 	if err != nil {
 		t.Fatalf("convert %s: %v", raw, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // lineParser is a strict RFC 8259 parser for one JSONL line. It exists
@@ -86,7 +88,7 @@ func (p *lineParser) record() (members []jsonMember, kind string, err error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return nil, jsonTypeName(v), nil
+		return nil, value.JSONTypeName(v), nil
 	}
 	if p.i >= len(p.b) {
 		return nil, "", p.unexpected("")

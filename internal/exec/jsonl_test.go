@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // readAll reads every record, stopping at the first error.
@@ -84,7 +86,7 @@ func TestPairKeyOrder(t *testing.T) {
 	}
 }
 
-func quoteJSON(s string) string { return string(appendJSONString(nil, s)) }
+func quoteJSON(s string) string { return string(value.AppendJSONString(nil, s)) }
 
 func TestReaderErrors(t *testing.T) {
 	const ok = `{"type": "Person", "data": {"name": "Ok"}}`
@@ -217,7 +219,7 @@ func TestInputErrorUnwrap(t *testing.T) {
 		t.Fatalf("got %#v", err)
 	}
 	_, err = readJSONL(t, `{"type": "Person", "data": {"name": "x", "age": 1.5}}`)
-	var ve *ValueError
+	var ve *value.Error
 	if !errors.As(err, &ve) || ve.Name != "age" {
 		t.Fatalf("got %#v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // LoadMode is how a load combines its records with the branch's data.
@@ -153,7 +154,7 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 // and denied by default (spec/languages.md §4.1).
 func externalBlob(props []*schema.Property, values map[string]any, line int) error {
 	for _, p := range props {
-		if bl, ok := values[p.Name].(Blob); ok && bl.IsExternal() {
+		if bl, ok := values[p.Name].(value.Blob); ok && bl.IsExternal() {
 			return &InputError{Line: line, Field: "data." + p.Name,
 				Msg: fmt.Sprintf("external blob URI '%s' for property '%s' is not allowed (external blob ingest is denied)", bl.URI, p.Name),
 				Err: ErrUnsupportedValue}

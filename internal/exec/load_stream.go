@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // DefaultLoadChunkBytes bounds the staged rows of one load chunk (an
@@ -428,7 +429,7 @@ func valueSize(v any) int64 {
 		return 32 + int64(len(x)) // the boxed header, then the bytes
 	case []byte:
 		return 24 + int64(len(x))
-	case Blob:
+	case value.Blob:
 		return 40 + int64(len(x.Data)+len(x.URI))
 	case []float32:
 		return 24 + 4*int64(len(x))

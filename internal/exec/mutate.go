@@ -11,6 +11,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // ErrNotMutation: Mutate was given a read query.
@@ -245,8 +246,8 @@ func (x *mutExec) insertEdge(op *query.MutationOp) error {
 
 func blobsAllowed(props []*schema.Property, values map[string]any) error {
 	for _, p := range props {
-		if b, ok := values[p.Name].(Blob); ok && b.IsExternal() {
-			return &ValueError{Name: p.Name, Msg: fmt.Sprintf("external blob URI '%s' for property '%s' is not allowed (external blob ingest is denied)", b.URI, p.Name)}
+		if b, ok := values[p.Name].(value.Blob); ok && b.IsExternal() {
+			return &value.Error{Name: p.Name, Reason: "external blob ingest is denied", Msg: fmt.Sprintf("external blob URI '%s' for property '%s' is not allowed (external blob ingest is denied)", b.URI, p.Name)}
 		}
 	}
 	return nil
@@ -271,7 +272,7 @@ func (m matcher) match(v any) bool {
 	if v == nil || m.right == nil {
 		return false
 	}
-	c := Compare(v, m.right)
+	c := value.Compare(v, m.right)
 	switch m.op {
 	case query.OpEq:
 		return c == 0

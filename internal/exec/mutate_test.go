@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 func TestEngineMutate(t *testing.T) {
@@ -48,7 +50,7 @@ func TestEngineMutate(t *testing.T) {
 				return errors.As(err, &ce) && ce.Kind == ConstraintReference && ce.Msg == "dst 'Ghost' not found in Person"
 			}},
 		{name: "range of I32 param", query: "set_age", params: map[string]any{"name": "Bob", "age": 1 << 40},
-			errIs: func(err error) bool { var ve *ValueError; return errors.As(err, &ve) }},
+			errIs: func(err error) bool { var ve *value.Error; return errors.As(err, &ve) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

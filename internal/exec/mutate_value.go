@@ -2,11 +2,11 @@ package exec
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // mutValues evaluates mutation operands (literals, parameters, now()) into
@@ -39,15 +39,15 @@ func (m *mutValues) eval(o query.Operand, name string, t schema.Type) (any, erro
 		if !ok {
 			decl = o.Type
 		}
-		v, err := ConvertParam(o.Param, decl, raw, present)
+		v, err := value.ConvertParam(o.Param, decl, raw, present)
 		if err != nil {
 			return nil, err
 		}
-		return mutCoerce(v, name, t)
+		return value.Coerce(name, t, v)
 	case query.OpdNow:
 		ms := m.now.UnixMilli()
 		if t.Kind == schema.KindDate {
-			return int32(ms / msPerDay), nil
+			return int32(ms / value.MsPerDay), nil
 		}
 		return ms, nil
 	}
@@ -58,37 +58,30 @@ func (m *mutValues) eval(o query.Operand, name string, t schema.Type) (any, erro
 func mutLiteral(l *query.Lit, name string, t schema.Type) (any, error) {
 	switch l.Kind {
 	case query.LitString:
-		switch t.Kind {
-		case schema.KindDate:
-			if d, ok := ParseDate(l.Str); ok {
-				return d, nil
-			}
-			return nil, valueErrorf(name, "property '%s': invalid date '%s'", name, l.Str)
-		case schema.KindDateTime:
-			if ms, ok := ParseDateTime(l.Str); ok {
-				return ms, nil
-			}
-			return nil, valueErrorf(name, "property '%s': invalid datetime '%s'", name, l.Str)
+		if t.Kind == schema.KindDate || t.Kind == schema.KindDateTime {
+			// A string literal for a date is parsed as load input is,
+			// with the same message for the same bad value.
+			return value.ConvertJSON(name, t, l.Str)
 		}
-		return mutCoerce(l.Str, name, t)
+		return value.Coerce(name, t, l.Str)
 	case query.LitInt:
-		return mutCoerce(l.Int, name, t)
+		return value.Coerce(name, t, l.Int)
 	case query.LitFloat:
-		return mutCoerce(l.Float, name, t)
+		return value.Coerce(name, t, l.Float)
 	case query.LitBool:
 		return l.Bool, nil
 	case query.LitDate:
-		d, ok := ParseDate(l.Str)
-		if !ok {
-			return nil, valueErrorf(name, "property '%s': invalid date '%s'", name, l.Str)
+		d, err := value.ConvertJSON(name, schema.Type{Kind: schema.KindDate}, l.Str)
+		if err != nil {
+			return nil, err
 		}
-		return mutCoerce(d, name, t)
+		return value.Coerce(name, t, d)
 	case query.LitDateTime:
-		ms, ok := ParseDateTime(l.Str)
-		if !ok {
-			return nil, valueErrorf(name, "property '%s': invalid datetime '%s'", name, l.Str)
+		ms, err := value.ConvertJSON(name, schema.Type{Kind: schema.KindDateTime}, l.Str)
+		if err != nil {
+			return nil, err
 		}
-		return mutCoerce(ms, name, t)
+		return value.Coerce(name, t, ms)
 	case query.LitList:
 		et := mutElemType(t)
 		out := make([]any, len(l.Elems))
@@ -99,7 +92,7 @@ func mutLiteral(l *query.Lit, name string, t schema.Type) (any, error) {
 			}
 			out[i] = v
 		}
-		return mutCoerce(out, name, t)
+		return value.Coerce(name, t, out)
 	}
 	return nil, fmt.Errorf("exec: unknown literal kind %d", l.Kind)
 }
@@ -112,123 +105,4 @@ func mutElemType(t schema.Type) schema.Type {
 		return schema.Type{Kind: schema.KindF32}
 	}
 	return t
-}
-
-// mutCoerce changes the representation of a converted value to that of t.
-func mutCoerce(v any, name string, t schema.Type) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	rangeErr := func() error {
-		return valueErrorf(name, "property '%s' value %v exceeds %s range", name, v, t.Kind)
-	}
-	switch t.Kind {
-	case schema.KindI32, schema.KindI64:
-		var i int64
-		switch x := v.(type) {
-		case int64:
-			i = x
-		case int32:
-			i = int64(x)
-		case uint64:
-			if x > math.MaxInt64 {
-				return nil, rangeErr()
-			}
-			i = int64(x)
-		default:
-			return v, nil
-		}
-		if t.Kind == schema.KindI32 && (i < math.MinInt32 || i > math.MaxInt32) {
-			return nil, rangeErr()
-		}
-		return i, nil
-	case schema.KindU32, schema.KindU64:
-		var u uint64
-		switch x := v.(type) {
-		case uint64:
-			u = x
-		case int64:
-			if x < 0 {
-				return nil, rangeErr()
-			}
-			u = uint64(x)
-		default:
-			return v, nil
-		}
-		if t.Kind == schema.KindU32 && u > math.MaxUint32 {
-			return nil, rangeErr()
-		}
-		return u, nil
-	case schema.KindF32, schema.KindF64:
-		var f float64
-		switch x := v.(type) {
-		case float64:
-			f = x
-		case int64:
-			f = float64(x)
-		case uint64:
-			f = float64(x)
-		default:
-			return v, nil
-		}
-		if t.Kind == schema.KindF32 {
-			if !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
-				return nil, rangeErr()
-			}
-			f = float64(float32(f))
-		}
-		return f, nil
-	case schema.KindDateTime:
-		if d, ok := v.(int32); ok {
-			return int64(d) * msPerDay, nil
-		}
-	case schema.KindBlob:
-		if s, ok := v.(string); ok {
-			if b, ok := parseBlob(s); ok {
-				if b.IsExternal() {
-					return nil, valueErrorf(name, "external blob URI '%s' for property '%s' is not allowed (external blob ingest is denied)", s, name)
-				}
-				return b, nil
-			}
-			return Blob{Data: []byte(s)}, nil
-		}
-	case schema.KindVector:
-		switch x := v.(type) {
-		case []float32:
-			if len(x) != t.Dim {
-				return nil, valueErrorf(name, "vector property '%s' expects %d dimensions, got %d", name, t.Dim, len(x))
-			}
-		case []any:
-			out := make([]float32, len(x))
-			for i, e := range x {
-				f, err := mutCoerce(e, name, schema.Type{Kind: schema.KindF32})
-				if err != nil {
-					return nil, err
-				}
-				ff, ok := f.(float64)
-				if !ok {
-					return nil, valueErrorf(name, "vector property '%s' elements must be numeric", name)
-				}
-				out[i] = float32(ff)
-			}
-			if len(out) != t.Dim {
-				return nil, valueErrorf(name, "vector property '%s' expects %d dimensions, got %d", name, t.Dim, len(out))
-			}
-			return out, nil
-		}
-	case schema.KindList:
-		if x, ok := v.([]any); ok {
-			et := schema.Type{Kind: t.Elem}
-			out := make([]any, len(x))
-			for i, e := range x {
-				c, err := mutCoerce(e, name, et)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = c
-			}
-			return out, nil
-		}
-	}
-	return v, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // TestImageAssemblyMatchesScan pins that an image assembled from cached
@@ -108,7 +109,7 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := idx[TupleKey(tuple)]; !reflect.DeepEqual(got, want) {
+			if want := idx[value.TupleKey(tuple)]; !reflect.DeepEqual(got, want) {
 				t.Fatalf("step %d: lookupKey(%v) = %v, index %v", step, tuple, got, want)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Scan indexes. A Scan whose pushed-down filters include `id = c`,
@@ -99,7 +100,7 @@ func (si *sortedIndex) build() {
 		if v == nil {
 			continue
 		}
-		k := rankOf(v)
+		k := value.Rank(v)
 		switch {
 		case si.rank < 0:
 			si.rank = k
@@ -111,7 +112,7 @@ func (si *sortedIndex) build() {
 		}
 		si.perm = append(si.perm, int32(r))
 	}
-	if si.rank == rankBlob || si.rank == rankVector || si.rank == rankList || si.rank == rankOther {
+	if si.rank == value.RankBlob || si.rank == value.RankVector || si.rank == value.RankList || si.rank == value.RankOther {
 		si.perm = nil
 		return
 	}
@@ -134,7 +135,7 @@ func (si *sortedIndex) build() {
 		for i, p := range pairs {
 			si.perm[i], si.ints[i] = p.r, p.k
 		}
-	} else if si.rank == rankString {
+	} else if si.rank == value.RankString {
 		slices.SortFunc(si.perm, func(a, b int32) int {
 			if c := strings.Compare(col[a].(string), col[b].(string)); c != 0 {
 				return c
@@ -143,7 +144,7 @@ func (si *sortedIndex) build() {
 		})
 	} else {
 		slices.SortFunc(si.perm, func(a, b int32) int {
-			if c := Compare(col[a], col[b]); c != 0 {
+			if c := value.Compare(col[a], col[b]); c != 0 {
 				return c
 			}
 			return cmp.Compare(a, b)
@@ -159,13 +160,13 @@ func (si *sortedIndex) cmpAt(i int, c any) int {
 			return cmp.Compare(si.ints[i], k)
 		}
 	}
-	return Compare(si.col[si.perm[i]], c)
+	return value.Compare(si.col[si.perm[i]], c)
 }
 
 // interval narrows [lo, hi) of perm positions to the values v with
 // `v op c`; ok is false for an operator the index cannot answer.
 func (si *sortedIndex) interval(lo, hi int, op query.CmpOp, c any) (int, int, bool) {
-	if rankOf(c) != si.rank {
+	if value.Rank(c) != si.rank {
 		// Values of different kinds never compare (compareOp): no row matches.
 		return lo, lo, op >= query.OpEq && op <= query.OpGe && op != query.OpNe
 	}

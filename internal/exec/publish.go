@@ -12,6 +12,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Failpoints of the engine's write path, in order (the table and commit
@@ -305,7 +306,7 @@ func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schem
 			case types[i] == nil:
 				vals[i] = nil
 			default:
-				v, err := toColumn(types[i].Type, r.Values[c.Name])
+				v, err := value.ToColumn(r.Values[c.Name])
 				if err != nil {
 					return table.Fragment{}, &ConstraintError{Kind: ConstraintRequired, Prop: c.Name, ID: r.ID, Msg: err.Error()}
 				}

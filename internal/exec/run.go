@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // RunOptions configures one read-query execution.
@@ -42,7 +43,7 @@ func runErrorf(format string, args ...any) *RunError {
 // RunRead executes the read plan against snap. params holds raw
 // JSON-decoded values keyed by parameter name without '$'; each declared
 // parameter is converted with ConvertParam (a missing non-nullable one is
-// the *ValueError "parameter 'x' not provided"); undeclared keys are
+// the *value.Error "parameter 'x' not provided"); undeclared keys are
 // ignored.
 //
 // Execution is batch-at-a-time over rows of bound entity references (see
@@ -65,7 +66,7 @@ func RunRead(ctx context.Context, snap Snapshot, plan *query.Plan, params map[st
 	}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
-		v, err := ConvertParam(ps.Name, ps.Type, raw, present)
+		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // valueFn reads one operand from a binding row.
@@ -60,7 +61,7 @@ func (r *runner) constant(o query.Operand) (any, error) {
 	case query.OpdParam:
 		v, ok := r.params[o.Param]
 		if !ok {
-			return nil, &ValueError{Name: o.Param, Msg: "parameter '" + o.Param + "' not provided"}
+			return nil, &value.Error{Name: o.Param, Reason: "not provided", Msg: "parameter '" + o.Param + "' not provided"}
 		}
 		return v, nil
 	case query.OpdLit:
@@ -84,13 +85,13 @@ func litValue(l *query.Lit) (any, error) {
 	case query.LitBool:
 		return l.Bool, nil
 	case query.LitDate:
-		d, ok := ParseDate(l.Str)
+		d, ok := value.ParseDate(l.Str)
 		if !ok {
 			return nil, runErrorf("invalid date literal '%s' (expected YYYY-MM-DD)", l.Str)
 		}
 		return d, nil
 	case query.LitDateTime:
-		ms, ok := ParseDateTime(l.Str)
+		ms, ok := value.ParseDateTime(l.Str)
 		if !ok {
 			return nil, runErrorf("invalid datetime literal '%s' (expected RFC3339)", l.Str)
 		}
@@ -173,7 +174,7 @@ func fastPropConst(p *query.Pred, l *layout, op query.CmpOp, c any) func(row []i
 				case int64:
 					return cmpHolds(op, cmpInt(v, k))
 				default:
-					return cmpHolds(op, Compare(v, k))
+					return cmpHolds(op, value.Compare(v, k))
 				}
 			}
 		}
@@ -218,7 +219,7 @@ func compareOp(op query.CmpOp, a, b any) bool {
 	case query.OpContains:
 		if list, ok := a.([]any); ok {
 			for _, e := range list {
-				if e != nil && rankOf(e) == rankOf(b) && Equal(e, b) {
+				if e != nil && value.Rank(e) == value.Rank(b) && value.Equal(e, b) {
 					return true
 				}
 			}
@@ -234,8 +235,8 @@ func compareOp(op query.CmpOp, a, b any) bool {
 	}
 	// Values of different kinds never compare (the checker already rejects
 	// them; this keeps a malformed snapshot from matching by kind rank).
-	if rankOf(a) != rankOf(b) {
+	if value.Rank(a) != value.Rank(b) {
 		return false
 	}
-	return cmpHolds(op, Compare(a, b))
+	return cmpHolds(op, value.Compare(a, b))
 }

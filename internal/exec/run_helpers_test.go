@@ -15,6 +15,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // runGraph builds a MemSnapshot by hand for executor tests: nodes and
@@ -88,7 +89,7 @@ func (g *runGraph) edge(typ, id, src, dst string, kv ...any) *runGraph {
 
 func date(t testing.TB, s string) int32 {
 	t.Helper()
-	d, ok := ParseDate(s)
+	d, ok := value.ParseDate(s)
 	if !ok {
 		t.Fatalf("bad date %q", s)
 	}
@@ -97,7 +98,7 @@ func date(t testing.TB, s string) int32 {
 
 func datetime(t testing.TB, s string) int64 {
 	t.Helper()
-	ms, ok := ParseDateTime(s)
+	ms, ok := value.ParseDateTime(s)
 	if !ok {
 		t.Fatalf("bad datetime %q", s)
 	}
@@ -179,7 +180,7 @@ func rowStrings(t testing.TB, res *Result) []string {
 	for i, row := range res.Rows {
 		cells := make([]string, len(row))
 		for j, v := range row {
-			b, err := EncodeJSON(res.Columns[j].Type, v)
+			b, err := value.EncodeJSON(res.Columns[j].Type, v)
 			if err != nil {
 				t.Fatalf("encode %s: %v", res.Columns[j].Name, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // project reads the output columns of every row; this is the first place
@@ -71,7 +72,7 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 		for k, fn := range keyFns {
 			keyBuf[k] = fn(row)
 		}
-		tk := TupleKey(keyBuf)
+		tk := value.TupleKey(keyBuf)
 		g := byKey[tk]
 		if g == nil {
 			g = &group{keys: slices.Clone(keyBuf), st: make([]aggState, len(argFns))}
@@ -89,11 +90,11 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 			case "sum", "avg":
 				st.sum += toFloat(v)
 			case "min":
-				if st.ext == nil || Compare(v, st.ext) < 0 {
+				if st.ext == nil || value.Compare(v, st.ext) < 0 {
 					st.ext = v
 				}
 			case "max":
-				if st.ext == nil || Compare(v, st.ext) > 0 {
+				if st.ext == nil || value.Compare(v, st.ext) > 0 {
 					st.ext = v
 				}
 			}
@@ -172,7 +173,7 @@ func toFloat(v any) float64 {
 // compareKey orders two sort-key values: Compare (nulls first) ascending,
 // reversed for descending, so nulls come last descending (§5.6).
 func compareKey(a, b any, desc bool) int {
-	c := Compare(a, b)
+	c := value.Compare(a, b)
 	if desc {
 		return -c
 	}
@@ -249,7 +250,7 @@ func sortOutput(o *query.Sort, cols []string, rows [][]any) ([][]any, error) {
 			}
 		}
 		for _, c := range ties {
-			if x := Compare(a[c], b[c]); x != 0 {
+			if x := value.Compare(a[c], b[c]); x != 0 {
 				return x
 			}
 		}

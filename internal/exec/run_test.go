@@ -7,6 +7,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // testPG is the schema of the spec/languages.md §8 fixture.
@@ -368,9 +369,9 @@ func TestRunParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = RunRead(context.Background(), g.ms, plan, nil, RunOptions{})
-	var ve *ValueError
+	var ve *value.Error
 	if !errors.As(err, &ve) || ve.Name != "name" {
-		t.Fatalf("err = %v (%T), want *ValueError for name", err, err)
+		t.Fatalf("err = %v (%T), want *value.Error for name", err, err)
 	}
 }
 

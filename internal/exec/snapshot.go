@@ -7,6 +7,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // DefaultCacheBytes is the cache budget of a handle opened without one.
@@ -236,7 +237,7 @@ func (s *GraphSnapshot) decodeState(ctx context.Context, st *table.State, props 
 				}
 				col := d.cols[c.Name]
 				for i := range rows {
-					col = append(col, fromColumn(p.Type, table.Value(arr, i)))
+					col = append(col, value.FromColumn(p.Type, table.Value(arr, i)))
 				}
 				d.cols[c.Name] = col
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // snapshotCommitted implements Committed (validate.go) over a snapshot's
@@ -42,7 +43,7 @@ func (c snapshotCommitted) LookupUnique(ctx context.Context, typeKey string, col
 	if err != nil {
 		return nil, err
 	}
-	return idx[TupleKey(tuple)], nil
+	return idx[value.TupleKey(tuple)], nil
 }
 
 // lookupKey answers LookupUnique for a node type's single String/enum
@@ -89,7 +90,7 @@ func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols
 			if engHasNull(tuple) {
 				return
 			}
-			k := TupleKey(tuple)
+			k := value.TupleKey(tuple)
 			idx[k] = append(idx[k], id)
 		}
 		if kind == "node" {

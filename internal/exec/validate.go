@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Endpoint selects an edge column: the source or the destination node id.
@@ -417,7 +418,7 @@ func (v *validator) unique(typeKey, typeName string, cols []string, types []sche
 		if tupleHasNull(tuple) {
 			continue
 		}
-		k := TupleKey(tuple)
+		k := value.TupleKey(tuple)
 		if other, ok := held[k]; ok && other != r.ID {
 			return uniqueError(typeName, cols, types, tuple, other, r.ID)
 		}
@@ -519,12 +520,12 @@ func edgeTupleTypes(et *schema.EdgeType, cols []string) []schema.Type {
 func uniqueError(typeName string, cols []string, types []schema.Type, tuple []any, other, id string) error {
 	colText, valText := cols[0], ""
 	if len(cols) == 1 {
-		valText = FormatValue(types[0], tuple[0])
+		valText = value.FormatValue(types[0], tuple[0])
 	} else {
 		colText = "(" + strings.Join(cols, ", ") + ")"
 		parts := make([]string, len(tuple))
 		for i, x := range tuple {
-			parts[i] = FormatValue(types[i], x)
+			parts[i] = value.FormatValue(types[i], x)
 		}
 		valText = "(" + strings.Join(parts, ", ") + ")"
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"slices"
+
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // MemState is an in-memory committed graph implementing Committed. It is
@@ -99,10 +101,10 @@ func (m *MemState) LookupUnique(_ context.Context, typeKey string, cols []string
 	} else if name, ok := cutTypeKey(typeKey, "edge:"); ok {
 		table = m.edges[name]
 	}
-	want := TupleKey(tuple)
+	want := value.TupleKey(tuple)
 	var ids []string
 	for id, r := range table {
-		if got := rowTuple(cols, r); !tupleHasNull(got) && TupleKey(got) == want {
+		if got := rowTuple(cols, r); !tupleHasNull(got) && value.TupleKey(got) == want {
 			ids = append(ids, id)
 		}
 	}

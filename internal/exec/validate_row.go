@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // ConstraintKind classifies a constraint violation.
@@ -147,7 +148,7 @@ func checkRange(nt *schema.NodeType, rc schema.RangeConstraint, v any) error {
 		return &ConstraintError{Kind: ConstraintRange, Type: nt.Name, Prop: rc.Prop,
 			Msg: fmt.Sprintf("@range violation on %s.%s: %s", nt.Name, rc.Prop, detail)}
 	}
-	if rankOf(v) != rankNumber {
+	if value.Rank(v) != value.RankNumber {
 		return nil // @range is compiled only on numeric properties
 	}
 	if f, ok := v.(float64); ok && math.IsNaN(f) {
@@ -161,11 +162,11 @@ func checkRange(nt *schema.NodeType, rc schema.RangeConstraint, v any) error {
 		}
 		return b
 	}
-	if rc.Min != nil && compareNumbers(v, bound(*rc.Min)) < 0 {
-		return fail(fmt.Sprintf("value %s < min %s", FormatValue(t, v), formatFloat(*rc.Min)))
+	if rc.Min != nil && value.Compare(v, bound(*rc.Min)) < 0 {
+		return fail(fmt.Sprintf("value %s < min %s", value.FormatValue(t, v), value.FormatFloat(*rc.Min)))
 	}
-	if rc.Max != nil && compareNumbers(v, bound(*rc.Max)) > 0 {
-		return fail(fmt.Sprintf("value %s > max %s", FormatValue(t, v), formatFloat(*rc.Max)))
+	if rc.Max != nil && value.Compare(v, bound(*rc.Max)) > 0 {
+		return fail(fmt.Sprintf("value %s > max %s", value.FormatValue(t, v), value.FormatFloat(*rc.Max)))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package exec
+package value
 
 import (
 	"bytes"
@@ -7,87 +7,43 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
-
-// The Go representation of one property value, by schema kind. These are the
-// same types schema.NodeType.NodeID accepts, so converted values can be keyed
-// without translation:
-//
-//	String, enum  string
-//	Bool          bool
-//	I32, I64      int64 (I32 values are range-checked to int32)
-//	U32, U64      uint64 (U32 values are range-checked to uint32)
-//	F32, F64      float64 (F32 values are rounded to float32 precision)
-//	Date          int32 days since 1970-01-01
-//	DateTime      int64 milliseconds since the Unix epoch, UTC
-//	Vector(N)     []float32 of length N, finite elements
-//	Blob          Blob
-//	[T]           []any of T's representation (no nil elements)
-//	null          nil (any nullable type)
-
-// Blob is a Blob property value: either managed bytes (from a "base64:"
-// input) or a reference to an external object by URI. Exactly one of the
-// two is meaningful: URI != "" means external.
-type Blob struct {
-	Data []byte
-	URI  string
-}
-
-// IsExternal reports whether the blob refers to an external object.
-func (b Blob) IsExternal() bool { return b.URI != "" }
-
-// ValueError reports a value that cannot be converted to its declared type.
-// Msg is the complete user-facing message (it already names the property or
-// parameter, in the spec's wording); Name is that property or parameter name
-// for callers that need it programmatically.
-type ValueError struct {
-	Name string
-	Msg  string
-}
-
-func (e *ValueError) Error() string { return e.Msg }
-
-func valueErrorf(name, format string, args ...any) *ValueError {
-	return &ValueError{Name: name, Msg: fmt.Sprintf(format, args...)}
-}
 
 // Kind ranks used by Compare to order values of different Go types. Values
 // of one schema type always share a rank, so this only matters for
-// heterogeneous inputs (for example untyped query literals).
+// heterogeneous inputs (for example untyped query literals). Values of
+// different ranks never compare equal.
 const (
-	rankNull = iota
-	rankBool
-	rankNumber
-	rankString
-	rankBlob
-	rankVector
-	rankList
-	rankOther
+	RankNull = iota
+	RankBool
+	RankNumber
+	RankString
+	RankBlob
+	RankVector
+	RankList
+	RankOther
 )
 
-func rankOf(v any) int {
+// Rank returns the kind rank of v (RankNull … RankOther).
+func Rank(v any) int {
 	switch v.(type) {
 	case nil:
-		return rankNull
+		return RankNull
 	case bool:
-		return rankBool
+		return RankBool
 	case int64, int32, int, uint64, uint32, float64, float32:
-		return rankNumber
+		return RankNumber
 	case string:
-		return rankString
+		return RankString
 	case Blob, []byte:
-		return rankBlob
+		return RankBlob
 	case []float32:
-		return rankVector
+		return RankVector
 	case []any:
-		return rankList
+		return RankList
 	}
-	return rankOther
+	return RankOther
 }
 
 // Compare is a total order over property values, used for ORDER BY
@@ -101,14 +57,14 @@ func rankOf(v any) int {
 // different kinds order by kind: null < bool < number < string < blob <
 // vector < list.
 func Compare(a, b any) int {
-	ra, rb := rankOf(a), rankOf(b)
+	ra, rb := Rank(a), Rank(b)
 	if ra != rb {
 		return cmp.Compare(ra, rb)
 	}
 	switch ra {
-	case rankNull:
+	case RankNull:
 		return 0
-	case rankBool:
+	case RankBool:
 		x, y := a.(bool), b.(bool)
 		switch {
 		case x == y:
@@ -117,17 +73,17 @@ func Compare(a, b any) int {
 			return -1
 		}
 		return 1
-	case rankNumber:
+	case RankNumber:
 		return compareNumbers(a, b)
-	case rankString:
+	case RankString:
 		return strings.Compare(a.(string), b.(string))
-	case rankBlob:
+	case RankBlob:
 		x, y := blobOf(a), blobOf(b)
 		if c := bytes.Compare(x.Data, y.Data); c != 0 {
 			return c
 		}
 		return strings.Compare(x.URI, y.URI)
-	case rankVector:
+	case RankVector:
 		x, y := a.([]float32), b.([]float32)
 		for i := 0; i < len(x) && i < len(y); i++ {
 			if c := compareFloats(float64(x[i]), float64(y[i])); c != 0 {
@@ -135,7 +91,7 @@ func Compare(a, b any) int {
 			}
 		}
 		return cmp.Compare(len(x), len(y))
-	case rankList:
+	case RankList:
 		x, y := a.([]any), b.([]any)
 		for i := 0; i < len(x) && i < len(y); i++ {
 			if c := Compare(x[i], y[i]); c != 0 {
@@ -184,7 +140,7 @@ func numberOf(v any) number {
 	case float64:
 		return number{isFloat: true, f: x}
 	}
-	panic(fmt.Sprintf("exec: numberOf(%T)", v))
+	panic(fmt.Sprintf("value: numberOf(%T)", v))
 }
 
 func intNumber(x int64) number {
@@ -316,7 +272,7 @@ func appendKey(b []byte, v any) []byte {
 		}
 		return b
 	}
-	if rankOf(v) == rankNumber {
+	if Rank(v) == RankNumber {
 		n := numberOf(v)
 		if n.isFloat {
 			// Integral floats key like the equal integer so that the key
@@ -352,81 +308,4 @@ func appendFloatKey(b []byte, f float64) []byte {
 	}
 	b = append(b, 'D')
 	return binary.BigEndian.AppendUint64(b, math.Float64bits(f))
-}
-
-// FormatValue renders a value for error messages: strings verbatim, Date as
-// YYYY-MM-DD, DateTime as RFC3339 with milliseconds, numbers in decimal,
-// tuples of several members as "(a, b)". It is for humans; EncodeJSON is
-// the wire encoding.
-func FormatValue(t schema.Type, v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case int32:
-		if t.Kind == schema.KindDate {
-			return formatDate(x)
-		}
-		return strconv.FormatInt(int64(x), 10)
-	case int64:
-		if t.Kind == schema.KindDateTime {
-			return formatDateTime(x)
-		}
-		return strconv.FormatInt(x, 10)
-	case uint64:
-		return strconv.FormatUint(x, 10)
-	case float64:
-		if t.Kind == schema.KindF32 && !math.IsNaN(x) && !math.IsInf(x, 0) {
-			// Stored F32 values are float32-rounded; print them at that
-			// width so 5.1 reads "5.1", not "5.099999904632568".
-			return strconv.FormatFloat(x, 'f', -1, 32)
-		}
-		return formatFloat(x)
-	case float32:
-		return formatFloat(float64(x))
-	case Blob:
-		if x.IsExternal() {
-			return x.URI
-		}
-		return fmt.Sprintf("<blob %d bytes>", len(x.Data))
-	case []float32:
-		parts := make([]string, len(x))
-		for i, f := range x {
-			parts[i] = formatFloat(float64(f))
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case []any:
-		et := schema.Type{Kind: t.Elem}
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = FormatValue(et, e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
-}
-
-func formatFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-const msPerDay = 24 * 60 * 60 * 1000
-
-func formatDate(days int32) string {
-	return time.UnixMilli(int64(days) * msPerDay).UTC().Format(time.DateOnly)
-}
-
-func formatDateTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }

@@ -1,4 +1,4 @@
-package exec
+package value
 
 import (
 	"encoding/base64"
@@ -59,7 +59,7 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 		return append(dst, "null"...), nil
 	}
 	mismatch := func() error {
-		return fmt.Errorf("exec: cannot encode Go %T as %s", v, t)
+		return fmt.Errorf("value: cannot encode Go %T as %s", v, t)
 	}
 	switch t.Kind {
 	case schema.KindString, schema.KindEnum:
@@ -67,7 +67,7 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 		if !ok {
 			return nil, mismatch()
 		}
-		return appendJSONString(dst, s), nil
+		return AppendJSONString(dst, s), nil
 	case schema.KindBool:
 		b, ok := v.(bool)
 		if !ok {
@@ -163,9 +163,9 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 			return nil, mismatch()
 		}
 		if b.IsExternal() {
-			return appendJSONString(dst, b.URI), nil
+			return AppendJSONString(dst, b.URI), nil
 		}
-		return appendJSONString(dst, "base64:"+base64.StdEncoding.EncodeToString(b.Data)), nil
+		return AppendJSONString(dst, "base64:"+base64.StdEncoding.EncodeToString(b.Data)), nil
 	case schema.KindList:
 		list, ok := v.([]any)
 		if !ok {
@@ -260,10 +260,10 @@ func appendJSONFloat(dst []byte, f float64) []byte {
 	return strconv.AppendInt(dst, int64(kk-1), 10)
 }
 
-// appendJSONString writes s as a JSON string, escaping only '"', '\\' and
+// AppendJSONString writes s as a JSON string, escaping only '"', '\\' and
 // control characters (no HTML escaping, matching the reference
 // serializer); invalid UTF-8 becomes U+FFFD as with encoding/json.
-func appendJSONString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {

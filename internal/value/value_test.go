@@ -1,10 +1,11 @@
-package exec
+package value
 
 import (
 	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -107,9 +108,9 @@ func TestConvertJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ConvertJSON("p", tc.typ, tc.raw)
 			if tc.wantErr != "" {
-				var ve *ValueError
+				var ve *Error
 				if !errors.As(err, &ve) {
-					t.Fatalf("got %v (%v), want *ValueError %q", got, err, tc.wantErr)
+					t.Fatalf("got %v (%v), want *Error %q", got, err, tc.wantErr)
 				}
 				if ve.Error() != tc.wantErr {
 					t.Fatalf("error\n got: %s\nwant: %s", ve.Error(), tc.wantErr)
@@ -147,14 +148,14 @@ func TestConvertParam(t *testing.T) {
 		{"enum as string", tEnum, "b", "b", ""},
 		{"i32 integer", tI32, jnum("30"), int64(30), ""},
 		{"i32 decimal string", tI32, "30", int64(30), ""},
-		{"i32 range", tI32, jnum("3000000000"), nil, "param 'x': value 3000000000 exceeds I32 range"},
-		{"i32 fraction", tI32, jnum("1.5"), nil, "param 'x': expected integer, got '1.5'"},
-		{"i32 bad string", tI32, "abc", nil, "param 'x': expected integer, got 'abc'"},
+		{"i32 range", tI32, jnum("3000000000"), nil, "param 'x': value 3000000000 exceeds Int32 range"},
+		{"i32 fraction", tI32, jnum("1.5"), nil, "param 'x': expects an integer for I32, got 1.5"},
+		{"i32 bad string", tI32, "abc", nil, "param 'x': expects an integer for I32, got abc"},
 		{"i64 got bool", tI64, true, nil, "param 'x': expected integer, got boolean"},
-		{"u32 negative", tU32, jnum("-1"), nil, "param 'x': value -1 exceeds U32 range"},
+		{"u32 negative", tU32, jnum("-1"), nil, "param 'x': value -1 exceeds UInt32 range"},
 		{"u64 up to i64 max", tU64, "9223372036854775807", uint64(math.MaxInt64), ""},
-		{"u64 above i64 max", tU64, "9223372036854775808", nil, "param 'x': value 9223372036854775808 exceeds U64 range"},
-		{"u64 negative", tU64, jnum("-5"), nil, "param 'x': value -5 exceeds U64 range"},
+		{"u64 above i64 max", tU64, "9223372036854775808", nil, "param 'x': value 9223372036854775808 exceeds UInt64 range"},
+		{"u64 negative", tU64, jnum("-5"), nil, "param 'x': value -5 exceeds UInt64 range"},
 		{"f64", tF64, jnum("2.5"), 2.5, ""},
 		{"f64 from float64", tF64, 2.5, 2.5, ""},
 		{"f32", tF32, jnum("0.1"), float64(float32(0.1)), ""},
@@ -162,19 +163,20 @@ func TestConvertParam(t *testing.T) {
 		{"bool", tBool, false, false, ""},
 		{"bool got string", tBool, "false", nil, "param 'x': expected boolean, got string"},
 		{"date", tDate, "2026-04-29", int32(20572), ""},
-		{"date bad", tDate, "29/04/2026", nil, "param 'x': invalid date '29/04/2026' (expected YYYY-MM-DD)"},
-		{"date got number", tDate, jnum("3"), nil, "param 'x': expected string, got number"},
+		{"date bad", tDate, "29/04/2026", nil, `param 'x': invalid Date '29/04/2026' (expected "YYYY-MM-DD" or integer days)`},
+		{"date as integer days", tDate, jnum("3"), int32(3), ""},
+		{"date got boolean", tDate, true, nil, "param 'x': expected string, got boolean"},
 		{"datetime", tDateTime, "2024-06-01T12:00:00Z", int64(1717243200000), ""},
 		{"datetime bare date", tDateTime, "2024-06-01", int64(1717200000000), ""},
 		{"datetime naive", tDateTime, "2024-06-01T12:00:00", int64(1717243200000), ""},
-		{"datetime bad", tDateTime, "noon", nil, "param 'x': invalid datetime 'noon' (expected RFC3339)"},
+		{"datetime bad", tDateTime, "noon", nil, "param 'x': invalid DateTime 'noon' (expected RFC3339 or integer milliseconds)"},
 		{"blob", tBlob, "base64:aGk=", Blob{Data: []byte("hi")}, ""},
 		{"list", tStrList, []any{"a", "b"}, []any{"a", "b"}, ""},
 		{"list got string", tStrList, "a", nil, "param 'x': expected array, got string"},
-		{"list element", tI32List, []any{jnum("1"), "z"}, nil, "param 'x[1]': expected integer, got 'z'"},
+		{"list element", tI32List, []any{jnum("1"), "z"}, nil, "param 'x[1]': expects an integer for I32, got z"},
 		{"vector", tVec3, []any{jnum("1"), jnum("2"), jnum("3")}, []float32{1, 2, 3}, ""},
 		{"vector wrong length", schema.Type{Kind: schema.KindVector, Dim: 4}, []any{jnum("1"), jnum("2"), jnum("3")}, nil, "param 'x': expected 4 values for Vector(4), got 3"},
-		{"vector element", tVec3, []any{jnum("1"), "2", jnum("3")}, nil, "param 'x': expected number, got string"},
+		{"vector element", tVec3, []any{jnum("1"), "2", jnum("3")}, nil, "param 'x': elements must be numeric"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,7 +187,7 @@ func TestConvertParam(t *testing.T) {
 			}
 			got, err := ConvertParam("x", tc.typ, raw, !isAbsent)
 			if tc.wantErr != "" {
-				var ve *ValueError
+				var ve *Error
 				if !errors.As(err, &ve) || ve.Error() != tc.wantErr {
 					t.Fatalf("error\n got: %v\nwant: %s", err, tc.wantErr)
 				}
@@ -321,7 +323,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 func mustConvert(t *testing.T, typ schema.Type, raw string) any {
 	t.Helper()
 	var x any
-	dec := json.NewDecoder(stringsReader(raw))
+	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&x); err != nil {
 		t.Fatal(err)
