@@ -70,6 +70,12 @@ type Options struct {
 	CacheDir string
 	// CacheDirBytes bounds CacheDir (0 = OMNIGRAPH_CACHE_MAX_BYTES, else 1 GiB).
 	CacheDirBytes int64
+	// wrapBackend, if set, wraps the backend store (Local, S3) under every
+	// other layer (tests: request counting, latency).
+	wrapBackend func(storage.Store) storage.Store
+	// noObjectCache leaves the object cache out of a remote store (tests
+	// comparing raw request counts with a local directory).
+	noObjectCache bool
 	// Now overrides the clock (tests).
 	Now func() time.Time
 }
@@ -117,7 +123,11 @@ func openStore(uri string, create bool, o Options) (storage.Store, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNoGraph, uri)
 		}
 	}
-	return storage.NewLocal(filepath.Clean(dir))
+	st, err := storage.NewLocal(filepath.Clean(dir))
+	if err != nil || o.wrapBackend == nil {
+		return st, err
+	}
+	return o.wrapBackend(st), nil
 }
 
 // openS3 opens an s3:// graph store behind the object cache.
@@ -131,6 +141,10 @@ func openS3(uri string, o Options) (storage.Store, error) {
 		return nil, err
 	}
 	co := storage.CacheOptions{Immutable: ImmutableKey, Namespace: cfg.Endpoint + " " + st.URI()}
+	var backend storage.Store = st
+	if o.wrapBackend != nil {
+		backend = o.wrapBackend(st)
+	}
 	dir, max := o.CacheDir, o.CacheDirBytes
 	if dir == "" {
 		dir = os.Getenv(EnvCacheDir)
@@ -149,7 +163,10 @@ func openS3(uri string, o Options) (storage.Store, error) {
 	}
 	// Batching lets a write send all its new objects concurrently before
 	// its CAS (one round trip instead of one per object).
-	return storage.NewBatching(storage.NewCached(st, co)), nil
+	if o.noObjectCache {
+		return storage.NewBatching(backend), nil
+	}
+	return storage.NewBatching(storage.NewCached(backend, co)), nil
 }
 
 // ImmutableKey reports whether a graph object never changes once written:

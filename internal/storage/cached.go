@@ -34,8 +34,8 @@ type CacheOptions struct {
 // handle — or a second cold process — does not download them again.
 //
 // Objects are cached by key alone: an immutable key names one content for
-// ever. Writes go through and populate nothing but the metadata of what
-// they wrote. Delete of an immutable key drops it from the memory tier;
+// ever. Writes go through, and what this process wrote enters the memory
+// tier (write-through), so a writer never downloads its own objects. Delete of an immutable key drops it from the memory tier;
 // other processes' tiers may still hold it, which is harmless because the
 // key is never reused for other bytes.
 type Cached struct {
@@ -163,14 +163,27 @@ func (c *Cached) Stat(ctx context.Context, key string) (Info, error) {
 	return info, nil
 }
 
-// Put implements Store.
+// Put implements Store. A written immutable object goes into the memory
+// tier: the writer reads its own objects back without a request.
 func (c *Cached) Put(ctx context.Context, key string, data []byte) (Info, error) {
-	return c.inner.Put(ctx, key, data)
+	info, err := c.inner.Put(ctx, key, data)
+	c.wrote(key, data, info, err)
+	return info, err
 }
 
-// PutIfAbsent implements Store.
+// PutIfAbsent implements Store (write-through like Put; an object that
+// already existed is not cached, its bytes may differ from ours).
 func (c *Cached) PutIfAbsent(ctx context.Context, key string, data []byte) (Info, error) {
-	return c.inner.PutIfAbsent(ctx, key, data)
+	info, err := c.inner.PutIfAbsent(ctx, key, data)
+	c.wrote(key, data, info, err)
+	return info, err
+}
+
+func (c *Cached) wrote(key string, data []byte, info Info, err error) {
+	if err != nil || !c.o.Immutable(key) || info.ETag == "" {
+		return
+	}
+	c.mem.Add(objName(key), cachedValue{info: info, data: bytes.Clone(data)}, int64(len(data))+256)
 }
 
 // PutIfMatch implements Store.
