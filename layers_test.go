@@ -27,6 +27,7 @@ var layers = map[string]int{
 	"internal/commit":    3,
 	"internal/index":     3,
 	"internal/exec":      4,
+	"internal/integrity": 4,
 	"":                   5, // the public API at the module root
 	"internal/cli":       6,
 	"internal/server":    6,

@@ -163,6 +163,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
 		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
+	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root
@@ -172,7 +173,7 @@ const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes,
-    schema show, optimize, cleanup
+    schema show, optimize, cleanup, verify, repair
   offline: lint (with --schema)
   local: version
 `

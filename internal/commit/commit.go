@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -79,7 +80,15 @@ type Commit struct {
 	Message   string
 	Schema    string            // key of the schema source object
 	Tables    map[string]string // table name → table-state object key
+
+	// summed records that the decoded object carried a checksum (every
+	// commit this build writes does; checksum.go).
+	summed bool
 }
+
+// Checksummed reports whether the commit object carried a checksum. Commits
+// written before checksums existed did not; Verify counts them.
+func (c *Commit) Checksummed() bool { return c.summed }
 
 // Parent returns the first parent, and false for genesis.
 func (c *Commit) Parent() (ID, bool) {
@@ -113,6 +122,8 @@ type wireCommit struct {
 	Message   string            `json:"message"`
 	Schema    string            `json:"schema"`
 	Tables    map[string]string `json:"tables"`
+	// Sum is the SHA-256 of the canonical encoding without Sum (checksum.go).
+	Sum string `json:"sum,omitempty"`
 }
 
 // Encode returns the canonical bytes of c (map keys sorted, one trailing
@@ -140,6 +151,11 @@ func Encode(c *Commit) ([]byte, error) {
 	if w.Tables == nil {
 		w.Tables = map[string]string{}
 	}
+	sum, err := sealed(w)
+	if err != nil {
+		return nil, err
+	}
+	w.Sum = sum
 	b, err := json.Marshal(w)
 	if err != nil {
 		return nil, err
@@ -158,6 +174,14 @@ func Decode(key string, data []byte) (*Commit, error) {
 	}
 	if dec.More() {
 		return nil, corrupt(key, "trailing data after commit")
+	}
+	summed := w.Sum != ""
+	if summed {
+		want := w.Sum
+		w.Sum = ""
+		if got, err := sealed(w); err != nil || got != want || !validSum(want) {
+			return nil, corrupt(key, "checksum mismatch: the object was modified after it was written")
+		}
 	}
 	if w.Format != commitFormat {
 		return nil, corrupt(key, "commit format %d, want %d", w.Format, commitFormat)
@@ -180,6 +204,7 @@ func Decode(key string, data []byte) (*Commit, error) {
 		Message:   w.Message,
 		Schema:    w.Schema,
 		Tables:    w.Tables,
+		summed:    summed,
 	}
 	if w.Parents == nil {
 		return nil, corrupt(key, "missing parents")
@@ -239,4 +264,38 @@ func (c *Commit) validate() error {
 // sizeOf estimates the retained heap of a decoded commit for the cache.
 func sizeOf(c *Commit, encoded int) int64 {
 	return int64(2*encoded + 64*len(c.Tables) + 128)
+}
+
+// CheckTables verifies that c's table map names exactly the tables its
+// schema declares: want maps every table name of the schema to the key
+// prefix its state objects live under (e.g. "node:Person" →
+// "tables/node-Person/state/"). A table the schema does not name, a schema
+// table with no entry, or a state key outside its table's prefix is
+// corruption of the commit (never read as an empty or foreign table), so
+// the error is a *CorruptError naming the commit.
+//
+// INVARIANT: every read and write resolves its commit through this check
+// (TestCheckTables; the byte-flip tests of the root package).
+func CheckTables(c *Commit, want map[string]string) error {
+	key := CommitKey(c.ID)
+	for name, sk := range c.Tables {
+		prefix, ok := want[name]
+		if !ok {
+			return corrupt(key, "table map names %q, which its schema %s does not declare", name, c.Schema)
+		}
+		if !strings.HasPrefix(sk, prefix) || len(sk) == len(prefix) {
+			return corrupt(key, "table %q has state key %q outside %s", name, sk, prefix)
+		}
+	}
+	if len(c.Tables) != len(want) {
+		var missing []string
+		for name := range want {
+			if _, ok := c.Tables[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		slices.Sort(missing)
+		return corrupt(key, "table map lacks %s, declared by its schema %s", strings.Join(missing, ", "), c.Schema)
+	}
+	return nil
 }

@@ -22,7 +22,11 @@ const (
 )
 
 // goldenCommit pins the exact bytes of a commit object (docs/format/commit.md).
-const goldenCommit = `{"format":1,"id":"01JGQ5Z8M0CCCCCCCCCCCCCCCC","parents":["01JGQ5Z8M0AAAAAAAAAAAAAAAA","01JGQ5Z8M0BBBBBBBBBBBBBBBB"],"height":7,"actor":"act-1","created_at":1767323045000000,"kind":"merge","message":"merge feature","schema":"schemas/0b1c.pg","tables":{"edge:Knows":"tables/edge:Knows/state/e1.json","node:Person":"tables/node:Person/state/p2.json"}}` + "\n"
+const goldenCommit = `{"format":1,"id":"01JGQ5Z8M0CCCCCCCCCCCCCCCC","parents":["01JGQ5Z8M0AAAAAAAAAAAAAAAA","01JGQ5Z8M0BBBBBBBBBBBBBBBB"],"height":7,"actor":"act-1","created_at":1767323045000000,"kind":"merge","message":"merge feature","schema":"schemas/0b1c.pg","tables":{"edge:Knows":"tables/edge:Knows/state/e1.json","node:Person":"tables/node:Person/state/p2.json"},"sum":"b32e2958a862a75cbafad404c4fe416863599a07befc07b181bdd6c244d89f7f"}` + "\n"
+
+// goldenLegacyCommit is the same commit as written before checksums: it still
+// decodes (graphs created then stay readable), and is marked unchecksummed.
+const goldenLegacyCommit = `{"format":1,"id":"01JGQ5Z8M0CCCCCCCCCCCCCCCC","parents":["01JGQ5Z8M0AAAAAAAAAAAAAAAA","01JGQ5Z8M0BBBBBBBBBBBBBBBB"],"height":7,"actor":"act-1","created_at":1767323045000000,"kind":"merge","message":"merge feature","schema":"schemas/0b1c.pg","tables":{"edge:Knows":"tables/edge:Knows/state/e1.json","node:Person":"tables/node:Person/state/p2.json"}}` + "\n"
 
 func TestEncodeGolden(t *testing.T) {
 	c := &Commit{
@@ -50,6 +54,19 @@ func TestEncodeGolden(t *testing.T) {
 	b2, _ := Encode(d)
 	if string(b2) != goldenCommit {
 		t.Fatalf("round trip changed bytes: %s", b2)
+	}
+	if !d.Checksummed() {
+		t.Fatal("decoded commit not marked checksummed")
+	}
+	l, err := Decode(CommitKey(c.ID), []byte(goldenLegacyCommit))
+	if err != nil {
+		t.Fatalf("legacy commit: %v", err)
+	}
+	if l.Checksummed() {
+		t.Fatal("legacy commit marked checksummed")
+	}
+	if b3, _ := Encode(l); string(b3) != goldenCommit {
+		t.Fatalf("legacy commit re-encodes as %s", b3)
 	}
 }
 

@@ -123,3 +123,27 @@ func (e *BranchError) Error() string {
 
 // Unwrap returns the sentinel.
 func (e *BranchError) Unwrap() error { return e.Err }
+
+// ErrMissingRef: a branch ref the graph's history shows existed is gone (the
+// main ref of a location that holds commits). It is damage, not an
+// uninitialized graph: `omnigraph verify` reports it and `omnigraph repair`
+// restores the ref from the newest intact commit of the branch.
+var ErrMissingRef = errors.New("branch ref missing")
+
+// MissingRefError reports a lost branch ref, with the evidence that the
+// location holds history. It matches ErrMissingRef and ErrCorrupt.
+type MissingRefError struct {
+	Branch   string
+	Evidence string // e.g. "commit commits/01….json is not a genesis commit"
+}
+
+func (e *MissingRefError) Error() string {
+	return fmt.Sprintf("%s is missing but the location holds a graph's history (%s): the ref was lost or damaged; "+
+		"run `omnigraph verify` to inspect the graph and `omnigraph repair` to restore the ref from the newest intact commit of %q",
+		RefKey(e.Branch), e.Evidence, e.Branch)
+}
+
+// Is makes errors.Is match ErrMissingRef and ErrCorrupt.
+func (e *MissingRefError) Is(target error) bool {
+	return target == ErrMissingRef || target == ErrCorrupt
+}

@@ -33,10 +33,15 @@ type Stamp struct {
 	Format    string `json:"format"`
 	Version   int    `json:"version"`
 	CreatedAt int64  `json:"created_at"` // unix microseconds
+	// Sum is the SHA-256 of the canonical encoding without Sum (checksum.go).
+	// A stamp with a sum marks a graph whose every commit and ref carries one.
+	Sum string `json:"sum,omitempty"`
 }
 
 func encodeStamp(createdAt time.Time) []byte {
-	b, _ := json.Marshal(Stamp{Format: stampFormatName, Version: FormatCurrent, CreatedAt: createdAt.UnixMicro()})
+	s := Stamp{Format: stampFormatName, Version: FormatCurrent, CreatedAt: createdAt.UnixMicro()}
+	s.Sum, _ = sealed(s)
+	b, _ := json.Marshal(s)
 	return append(b, '\n')
 }
 
@@ -49,6 +54,13 @@ func decodeStamp(data []byte) (Stamp, error) {
 	}
 	if dec.More() {
 		return Stamp{}, corrupt(StampKey, "trailing data")
+	}
+	if s.Sum != "" {
+		c := s
+		c.Sum = ""
+		if got, err := sealed(c); err != nil || got != s.Sum || !validSum(s.Sum) {
+			return Stamp{}, corrupt(StampKey, "checksum mismatch: the stamp was modified after it was written")
+		}
 	}
 	if s.Format != stampFormatName {
 		return Stamp{}, corrupt(StampKey, "format is %q, want %q", s.Format, stampFormatName)

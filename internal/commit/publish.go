@@ -129,7 +129,7 @@ func (r *Repo) Publish(ctx context.Context, req PublishRequest) (Head, *Commit, 
 	// The CAS failed or its outcome is unknown. The ref itself is the only
 	// truth: if it names our commit, an earlier attempt of the conditional
 	// PUT won (S3 can report 412 for a retried request that succeeded).
-	now, err := readRef(ctx, r.store, req.Branch)
+	now, err := r.ref(ctx, req.Branch)
 	if err != nil {
 		if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
 			return Head{}, nil, err // e.g. the branch was deleted
@@ -162,7 +162,7 @@ func (r *Repo) prepare(ctx context.Context, req PublishRequest) (*Commit, error)
 			var be *BranchError
 			if errors.As(err, &be) && be.Reason == "" {
 				// Created meanwhile: rebase onto it like any moved head.
-				if now, rerr := readRef(ctx, r.store, req.Branch); rerr == nil {
+				if now, rerr := r.ref(ctx, req.Branch); rerr == nil {
 					return nil, &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
 				}
 			}

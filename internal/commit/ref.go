@@ -37,32 +37,46 @@ type Head struct {
 type wireRef struct {
 	Commit string `json:"commit"`
 	Seq    uint64 `json:"seq"`
+	// Sum is the SHA-256 of the canonical encoding without Sum (checksum.go).
+	Sum string `json:"sum,omitempty"`
 }
 
 func encodeRef(id ID, seq uint64) []byte {
-	b, _ := json.Marshal(wireRef{Commit: id.String(), Seq: seq})
+	w := wireRef{Commit: id.String(), Seq: seq}
+	w.Sum, _ = sealed(w)
+	b, _ := json.Marshal(w)
 	return append(b, '\n')
 }
 
-func decodeRef(branch string, data []byte, etag string) (Head, error) {
+// decodeRef decodes the bytes of branch's ref. summed reports whether they
+// carried a checksum (every ref this build writes does).
+func decodeRef(branch string, data []byte, etag string) (h Head, summed bool, err error) {
 	key := RefKey(branch)
 	var w wireRef
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return Head{}, corrupt(key, "%v", err)
+		return Head{}, false, corrupt(key, "%v", err)
 	}
 	if dec.More() {
-		return Head{}, corrupt(key, "trailing data after ref")
+		return Head{}, false, corrupt(key, "trailing data after ref")
+	}
+	summed = w.Sum != ""
+	if summed {
+		want := w.Sum
+		w.Sum = ""
+		if got, err := sealed(w); err != nil || got != want || !validSum(want) {
+			return Head{}, false, corrupt(key, "checksum mismatch: the ref was modified after it was written")
+		}
 	}
 	id, err := ulid.ParseStrict(w.Commit)
 	if err != nil {
-		return Head{}, corrupt(key, "commit %q: %v", w.Commit, err)
+		return Head{}, false, corrupt(key, "commit %q: %v", w.Commit, err)
 	}
 	if w.Seq == 0 {
-		return Head{}, corrupt(key, "seq 0")
+		return Head{}, false, corrupt(key, "seq 0")
 	}
-	return Head{Branch: branch, Commit: id, Seq: w.Seq, ETag: etag}, nil
+	return Head{Branch: branch, Commit: id, Seq: w.Seq, ETag: etag}, summed, nil
 }
 
 // readRef is the single GET behind head resolution: O(1) requests whatever
@@ -71,12 +85,27 @@ func decodeRef(branch string, data []byte, etag string) (Head, error) {
 // INVARIANT: head resolution never lists and never reads anything but the
 // ref and the head commit (TestCostIndependentOfHistory, TestCrashInProcess).
 func readRef(ctx context.Context, st storage.Store, branch string) (Head, error) {
+	h, _, err := readRefSummed(ctx, st, branch)
+	return h, err
+}
+
+// ref reads branch's ref, also refusing a ref without a checksum on a graph
+// whose stamp requires them.
+func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
+	h, summed, err := readRefSummed(ctx, r.store, branch)
+	if err == nil && r.strict && !summed {
+		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
+	}
+	return h, err
+}
+
+func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, bool, error) {
 	data, info, err := st.Get(ctx, RefKey(branch))
 	if errors.Is(err, storage.ErrNotFound) {
-		return Head{}, &BranchError{Branch: branch, Err: ErrBranchNotFound}
+		return Head{}, false, &BranchError{Branch: branch, Err: ErrBranchNotFound}
 	}
 	if err != nil {
-		return Head{}, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+		return Head{}, false, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
 	}
 	return decodeRef(branch, data, info.ETag)
 }
@@ -86,7 +115,7 @@ func (r *Repo) Head(ctx context.Context, branch string) (Head, error) {
 	if err := ValidateBranchName(branch); err != nil {
 		return Head{}, err
 	}
-	return readRef(ctx, r.store, branch)
+	return r.ref(ctx, branch)
 }
 
 // Resolve reads the head of branch and its commit. On a warm handle (commit

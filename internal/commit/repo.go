@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -36,6 +39,9 @@ type Repo struct {
 	cache    *cache.Cache[any]
 	readOnly bool
 	now      func() time.Time
+	// strict: the stamp carries a checksum, so every commit and ref of the
+	// graph must carry one too (checksum.go).
+	strict bool
 }
 
 func newRepo(st storage.Store, opts Options) *Repo {
@@ -59,18 +65,87 @@ func newRepo(st storage.Store, opts Options) *Repo {
 // version fails with *FormatError, a missing stamp or main ref with
 // ErrNotInitialized. Cost: 2 GETs.
 func Open(ctx context.Context, st storage.Store, opts Options) (*Repo, error) {
-	if _, err := checkStamp(ctx, st); err != nil {
+	stamp, err := checkStamp(ctx, st)
+	if err != nil {
 		return nil, err
 	}
 	r := newRepo(st, opts)
-	if _, err := readRef(ctx, st, MainBranch); err != nil {
+	r.strict = stamp.Sum != ""
+	if _, err := r.ref(ctx, MainBranch); err != nil {
 		if errors.Is(err, ErrBranchNotFound) {
-			return nil, fmt.Errorf("%w: %s exists but %s does not (an init was interrupted or is still running; run init again)",
-				ErrNotInitialized, StampKey, RefKey(MainBranch))
+			return nil, r.missingMain(ctx)
 		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// missingMain explains a stamp without refs/heads/main. A location holding
+// history (a commit with parents, or another branch) lost its main ref: that
+// is damage for verify and repair, and init refuses it, because a new genesis
+// would replace the history. A location holding no more than genesis commits
+// is an init that was interrupted or is still running, which init completes.
+func (r *Repo) missingMain(ctx context.Context) error {
+	hist, err := r.holdsHistory(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %s exists but %s does not, and the location could not be inspected: %v",
+			ErrNotInitialized, StampKey, RefKey(MainBranch), err)
+	}
+	if hist != "" {
+		return &MissingRefError{Branch: MainBranch, Evidence: hist}
+	}
+	return fmt.Errorf("%w: %s exists but %s does not (an init was interrupted or is still running; run init again)",
+		ErrNotInitialized, StampKey, RefKey(MainBranch))
+}
+
+// holdsHistory reports evidence that the location holds a graph's history
+// beyond an interrupted init: another branch ref, or a commit with parents
+// (or one that does not decode: it is not a fresh genesis either). "" when
+// there is none. It lists refs and commits: only the failure paths of Open
+// and Init call it.
+func (r *Repo) holdsHistory(ctx context.Context) (string, error) {
+	branches, err := r.Branches(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, b := range branches {
+		if b != MainBranch {
+			return fmt.Sprintf("branch %q still exists", b), nil
+		}
+	}
+	var evidence string
+	err = r.store.List(ctx, commitPrefix, "", func(info storage.Info) error {
+		id, ok := commitIDOfKey(info.Key)
+		if !ok {
+			return nil
+		}
+		c, err := r.Commit(ctx, id)
+		if err != nil || len(c.Parents) > 0 {
+			evidence = fmt.Sprintf("commit %s is not a genesis commit", info.Key)
+			return errStopList
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopList) {
+		return "", err
+	}
+	return evidence, nil
+}
+
+var errStopList = errors.New("stop listing")
+
+// commitIDOfKey parses "commits/<ulid>.json".
+func commitIDOfKey(key string) (ID, bool) {
+	name, ok := strings.CutPrefix(key, commitPrefix)
+	if !ok {
+		return ID{}, false
+	}
+	name, ok = strings.CutSuffix(name, ".json")
+	if !ok {
+		return ID{}, false
+	}
+	id, err := ulid.ParseStrict(name)
+	return id, err == nil
 }
 
 // Store returns the store the handle reads and writes.
@@ -94,6 +169,9 @@ func (r *Repo) Commit(ctx context.Context, id ID) (*Commit, error) {
 		c, err := Decode(key, data)
 		if err != nil {
 			return nil, 0, err
+		}
+		if r.strict && !c.summed {
+			return nil, 0, corrupt(key, "no checksum (every commit of this graph carries one)")
 		}
 		return c, sizeOf(c, len(data)), nil
 	})
@@ -138,16 +216,30 @@ func Init(ctx context.Context, st storage.Store, req InitRequest, opts Options) 
 
 	// Pre-checks, so refusing an existing graph writes nothing at all.
 	stampExists := true
-	if _, err := checkStamp(ctx, st); errors.Is(err, ErrNotInitialized) {
+	r.strict = true // a new stamp carries a checksum
+	if stamp, err := checkStamp(ctx, st); errors.Is(err, ErrNotInitialized) {
 		stampExists = false
 	} else if err != nil {
 		return nil, Head{}, err
+	} else {
+		r.strict = stamp.Sum != ""
 	}
 	if stampExists {
 		if _, err := readRef(ctx, st, MainBranch); err == nil {
 			return nil, Head{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, RefKey(MainBranch))
 		} else if !errors.Is(err, ErrBranchNotFound) {
+			return nil, Head{}, fmt.Errorf("%w: %s exists but cannot be read: %w (run `omnigraph verify`; `omnigraph repair` restores it)",
+				ErrAlreadyInitialized, RefKey(MainBranch), err)
+		}
+		// main is missing: an interrupted init is completed below, but a
+		// location with history lost its main ref, and a new genesis would
+		// replace that history.
+		hist, err := r.holdsHistory(ctx)
+		if err != nil {
 			return nil, Head{}, err
+		}
+		if hist != "" {
+			return nil, Head{}, fmt.Errorf("%w: %w", ErrAlreadyInitialized, &MissingRefError{Branch: MainBranch, Evidence: hist})
 		}
 	}
 	now := r.now()
@@ -206,6 +298,7 @@ func (r *Repo) putCommit(ctx context.Context, c *Commit) error {
 		return err
 	}
 	key := CommitKey(c.ID)
+	c.summed = true // the encoding carries a checksum
 	if _, err := r.store.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("write commit %s: %w", key, err)
 	}

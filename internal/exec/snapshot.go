@@ -48,6 +48,9 @@ func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string)
 	if err != nil {
 		return nil, err
 	}
+	if err := commit.CheckTables(c, TableStatePrefixes(cat)); err != nil {
+		return nil, err
+	}
 	return &GraphSnapshot{g: g, cat: cat, c: c, branch: branch}, nil
 }
 
