@@ -26,12 +26,13 @@ var layers = map[string]int{
 	"internal/value":     2,
 	"internal/commit":    3,
 	"internal/index":     3,
-	"internal/exec":      4,
+	"internal/snapshot":  4,
 	"internal/integrity": 4,
-	"":                   5, // the public API at the module root
-	"internal/cli":       6,
-	"internal/server":    6,
-	"cmd":                7,
+	"internal/exec":      6,
+	"":                   7, // the public API at the module root
+	"internal/cli":       8,
+	"internal/server":    8,
+	"cmd":                9,
 }
 
 func rankOf(rel string) (int, bool) {

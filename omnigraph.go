@@ -286,7 +286,7 @@ func (g *Graph) Query(ctx context.Context, t Target, src, name string, params ma
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: snap.Commit()}
+	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap)}
 	for _, c := range res.Columns {
 		out.Columns = append(out.Columns, c.Name)
 	}
@@ -378,7 +378,7 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, 
 	}
 	// List the tables of exactly the commit resolved above, even if the
 	// branch moves in between.
-	ci := snap.Commit()
+	ci := exec.CommitOf(snap)
 	tabs, err := g.eng.Tables(ctx, Target{Snapshot: ci.ID})
 	return tabs, ci, err
 }

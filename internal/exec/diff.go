@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -143,10 +144,10 @@ func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool
 		return nil, err
 	}
 	keys := map[string]bool{}
-	for _, tk := range tableKeys(sa.cat) {
+	for _, tk := range snapshot.TableKeys(sa.Catalog()) {
 		keys[tk] = true
 	}
-	for _, tk := range tableKeys(sb.cat) {
+	for _, tk := range snapshot.TableKeys(sb.Catalog()) {
 		keys[tk] = true
 	}
 	var out []Change
@@ -157,17 +158,17 @@ func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool
 		if a.Tables[tk] == b.Tables[tk] {
 			continue // the same immutable state: nothing to read
 		}
-		kind, name := splitTableKey(tk)
-		propsA, inA := tableProps(sa.cat, tk)
-		propsB, inB := tableProps(sb.cat, tk)
+		kind, name := snapshot.SplitKey(tk)
+		propsA, inA := tableProps(sa.Catalog(), tk)
+		propsB, inB := tableProps(sb.Catalog(), tk)
 		var stA, stB *table.State
 		if inA {
-			if stA, err = sa.state(ctx, tk); err != nil {
+			if stA, err = sa.State(ctx, tk); err != nil {
 				return nil, err
 			}
 		}
 		if inB {
-			if stB, err = sb.state(ctx, tk); err != nil {
+			if stB, err = sb.State(ctx, tk); err != nil {
 				return nil, err
 			}
 		}
@@ -209,7 +210,7 @@ func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool
 
 // tableProps returns the declared properties of a table key in cat.
 func tableProps(cat *schema.Catalog, tk string) ([]*schema.Property, bool) {
-	kind, name := splitTableKey(tk)
+	kind, name := snapshot.SplitKey(tk)
 	if kind == "node" {
 		nt, ok := cat.Node(name)
 		if !ok || nt.Name != name {

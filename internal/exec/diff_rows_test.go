@@ -29,8 +29,8 @@ func TestReadRowsAtMatchesImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nt, _ := snap.cat.Node("Doc")
-	st, err := snap.state(h.ctx, "node:Doc")
+	nt, _ := snap.Catalog().Node("Doc")
+	st, err := snap.State(h.ctx, "node:Doc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReadRowsAtMatchesImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := snap.fragmentImage(h.ctx, "node:Doc", st, f, nt.Props, false)
+	img, err := snap.FragmentImage(h.ctx, "node:Doc", st, f, nt.Props, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +51,14 @@ func TestReadRowsAtMatchesImage(t *testing.T) {
 		t.Fatalf("row 1 has %d values, want all %d: %+v", n, len(nt.Props), cold[1])
 	}
 	for _, off := range offs {
-		want := img.row(int(off), nt.Props, false)
+		want := fragmentRow(img, int(off), nt.Props, false)
 		if !reflect.DeepEqual(cold[off], want) {
 			t.Errorf("offset %d: read %+v, image %+v", off, cold[off], want)
 		}
 	}
 	// Once the image is cached the diff takes rows from it, under the key
 	// fragmentImage caches it by.
-	got, ok := snap.cachedFragmentImage("node:Doc", f)
+	got, ok := snap.CachedFragmentImage("node:Doc", f)
 	if !ok || got != img {
 		t.Fatalf("cachedFragmentImage = %p, %v; want the cached image %p", got, ok, img)
 	}

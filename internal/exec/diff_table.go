@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -68,7 +69,7 @@ type tableDiffStats struct {
 // TestMergeReadsFollowDelta, TestMergeReadsFollowDeltaColdHandle); read by
 // offset or from the image, they are the same rows
 // (TestReadRowsAtMatchesImage).
-func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, props []*schema.Property, edge bool, a, b *table.State) (map[string]rowChange, tableDiffStats, error) {
+func (g *Graph) tableDiff(ctx context.Context, snap *snapshot.Snapshot, tk string, props []*schema.Property, edge bool, a, b *table.State) (map[string]rowChange, tableDiffStats, error) {
 	var stats tableDiffStats
 	frags := func(s *table.State) map[string]table.Fragment {
 		m := map[string]table.Fragment{}
@@ -100,11 +101,11 @@ func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, p
 		default:
 			stats.FragmentsScanned++
 			stats.FragmentsByDV++
-			delA, err := snap.deletedOffsets(ctx, f)
+			delA, err := snap.DeletedOffsets(ctx, f)
 			if err != nil {
 				return nil, stats, err
 			}
-			delB, err := snap.deletedOffsets(ctx, fbf)
+			delB, err := snap.DeletedOffsets(ctx, fbf)
 			if err != nil {
 				return nil, stats, err
 			}
@@ -151,15 +152,6 @@ func (g *Graph) tableDiff(ctx context.Context, snap *GraphSnapshot, tk string, p
 	return out, stats, nil
 }
 
-// deletedOffsets returns the sorted offsets f's deletion vector hides (nil
-// without one), cached by the vector's immutable key.
-func (s *GraphSnapshot) deletedOffsets(ctx context.Context, f table.Fragment) ([]int64, error) {
-	if f.DV == "" {
-		return nil, nil
-	}
-	return s.deletionVector(ctx, f)
-}
-
 // flippedOffsets splits the symmetric difference of two sorted deletion
 // vectors: the offsets deleted in a only and those deleted in b only.
 func flippedOffsets(a, b []int64) (onlyA, onlyB []int64) {
@@ -184,23 +176,23 @@ func flippedOffsets(a, b []int64) (onlyA, onlyB []int64) {
 // state st (deleted or not), keyed by offset: from the fragment's image when
 // the handle has it cached or when reading by offset would not pay
 // (readRowsPays), else by reading only the row groups holding them.
-func (g *Graph) rowsAt(ctx context.Context, snap *GraphSnapshot, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool, offs []int64) (map[int64]*Row, error) {
-	img, ok := snap.cachedFragmentImage(tk, f)
+func (g *Graph) rowsAt(ctx context.Context, snap *snapshot.Snapshot, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool, offs []int64) (map[int64]*Row, error) {
+	img, ok := snap.CachedFragmentImage(tk, f)
 	if !ok && readRowsPays(f, offs) {
 		return g.readRowsAt(ctx, st, f, props, edge, offs)
 	}
 	if !ok {
 		var err error
-		if img, err = snap.fragmentImage(ctx, tk, st, f, props, edge); err != nil {
+		if img, err = snap.FragmentImage(ctx, tk, st, f, props, edge); err != nil {
 			return nil, err
 		}
 	}
-	if int64(len(img.ids)) != f.Rows {
-		return nil, fmt.Errorf("exec: fragment %s image has %d rows, table state says %d", f.Key, len(img.ids), f.Rows)
+	if int64(len(img.IDs)) != f.Rows {
+		return nil, fmt.Errorf("exec: fragment %s image has %d rows, table state says %d", f.Key, len(img.IDs), f.Rows)
 	}
 	out := make(map[int64]*Row, len(offs))
 	for _, off := range offs {
-		out[off] = img.row(int(off), props, edge)
+		out[off] = fragmentRow(img, int(off), props, edge)
 	}
 	return out, nil
 }
@@ -246,28 +238,15 @@ func (g *Graph) readRowsAt(ctx context.Context, st *table.State, f table.Fragmen
 	return out, nil
 }
 
-// cachedFragmentImage returns fragment f's image if this handle has it
-// cached, without loading it.
-// INVARIANT: the key is the one fragmentImage caches under
-// (TestCachedFragmentImageKey).
-func (s *GraphSnapshot) cachedFragmentImage(tk string, f table.Fragment) (*decodedRows, bool) {
-	v, ok := s.g.cache.Get("exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key)
-	if !ok {
-		return nil, false
-	}
-	d, ok := v.(*decodedRows)
-	return d, ok
-}
-
-// row returns row i of a fragment image as a Row (nil values omitted, as a
+// fragmentRow returns row i of a fragment image as a Row (nil values omitted, as a
 // scan decodes them).
-func (d *decodedRows) row(i int, props []*schema.Property, edge bool) *Row {
-	r := &Row{ID: d.ids[i], Values: make(map[string]any, len(props))}
+func fragmentRow(d *snapshot.Rows, i int, props []*schema.Property, edge bool) *Row {
+	r := &Row{ID: d.IDs[i], Values: make(map[string]any, len(props))}
 	if edge {
-		r.Src, r.Dst = d.src[i], d.dst[i]
+		r.Src, r.Dst = d.Src[i], d.Dst[i]
 	}
 	for _, p := range props {
-		if col := d.cols[p.Name]; i < len(col) && col[i] != nil {
+		if col := d.Cols[p.Name]; i < len(col) && col[i] != nil {
 			r.Values[p.Name] = col[i]
 		}
 	}
@@ -337,7 +316,7 @@ func recordRows(ts table.Schema, rec arrow.RecordBatch, props []*schema.Property
 				rows[i].Dst = table.Value(arr, i).(string)
 			}
 		default:
-			p := propByName(props, c.Name)
+			p := snapshot.PropByName(props, c.Name)
 			if p == nil {
 				continue // a column the schema no longer declares
 			}

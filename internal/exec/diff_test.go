@@ -150,9 +150,9 @@ func TestDiffBetweenTargets(t *testing.T) {
 func TestTableDiffSkipsSharedFragments(t *testing.T) {
 	h := fixtureBH(t)
 	snap, _ := h.g.Resolve(h.ctx, Target{})
-	nt, _ := snap.cat.Node("Person")
+	nt, _ := snap.Catalog().Node("Person")
 	const prefix = "tables/node-Person"
-	base, err := snap.state(h.ctx, "node:Person") // one fragment, 4 rows
+	base, err := snap.State(h.ctx, "node:Person") // one fragment, 4 rows
 	if err != nil {
 		t.Fatal(err)
 	}

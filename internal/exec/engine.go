@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
@@ -50,6 +50,7 @@ type Graph struct {
 	repo       *commit.Repo
 	st         storage.Store
 	cache      *cache.Cache[any]
+	snaps      *snapshot.Loader
 	now        func() time.Time
 	maxRetries int
 	maint      maintConfig
@@ -149,7 +150,7 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if r <= 0 {
 		r = DefaultMaxRetries
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, now: now, maxRetries: r, maint: maintConfigOf(o)}
+	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o)}
 }
 
 // Init creates a graph at an empty location from a schema source. The
@@ -161,8 +162,8 @@ func Init(ctx context.Context, st storage.Store, schemaPath, schemaSrc, actor st
 		return nil, err
 	}
 	tables := map[string]string{}
-	for _, tk := range tableKeys(cat) {
-		ts, err := tableSchemaOf(cat, tk)
+	for _, tk := range snapshot.TableKeys(cat) {
+		ts, err := snapshot.TableSchema(cat, tk)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +171,7 @@ func Init(ctx context.Context, st storage.Store, schemaPath, schemaSrc, actor st
 		if err != nil {
 			return nil, fmt.Errorf("exec: table %s: %w", tk, err)
 		}
-		key, err := table.WriteState(ctx, st, tablePrefix(tk), s)
+		key, err := table.WriteState(ctx, st, snapshot.TablePrefix(tk), s)
 		if err != nil {
 			return nil, err
 		}
@@ -295,41 +296,15 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, error) {
 		return nil, err
 	}
 	var out []TableInfo
-	for _, tk := range tableKeys(snap.cat) {
-		s, err := snap.state(ctx, tk)
+	for _, tk := range snapshot.TableKeys(snap.Catalog()) {
+		s, err := snap.State(ctx, tk)
 		if err != nil {
 			return nil, err
 		}
-		kind, name := splitTableKey(tk)
+		kind, name := snapshot.SplitKey(tk)
 		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments()})
 	}
 	return out, nil
-}
-
-// tableKeys lists the table keys of a catalog: nodes then edges, catalog order.
-func tableKeys(cat *schema.Catalog) []string {
-	keys := make([]string, 0, len(cat.Nodes)+len(cat.Edges))
-	for _, n := range cat.Nodes {
-		keys = append(keys, NodeKey(n.Name))
-	}
-	for _, e := range cat.Edges {
-		keys = append(keys, EdgeKey(e.Name))
-	}
-	return keys
-}
-
-func splitTableKey(tk string) (kind, name string) {
-	if n, ok := strings.CutPrefix(tk, "node:"); ok {
-		return "node", n
-	}
-	n, _ := strings.CutPrefix(tk, "edge:")
-	return "edge", n
-}
-
-// tablePrefix is the object prefix of a table: tables/node-<T> or tables/edge-<T>.
-func tablePrefix(tk string) string {
-	kind, name := splitTableKey(tk)
-	return "tables/" + kind + "-" + name
 }
 
 // sortedTableKeys returns the keys of m in sorted order.

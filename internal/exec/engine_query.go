@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // Query resolves the target once and runs a read plan against that one
@@ -18,12 +19,12 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 	if err != nil {
 		return nil, CommitInfo{}, err
 	}
-	return res, snap.Commit(), nil
+	return res, commitInfo(snap.Commit(), snap.Branch()), nil
 }
 
 // QueryAt runs a read plan against a snapshot the caller already resolved
 // (for example to compile the plan against that snapshot's catalog, so the
 // plan and the data come from the same commit).
-func (g *Graph) QueryAt(ctx context.Context, snap *GraphSnapshot, plan *query.Plan, params map[string]any) (*Result, error) {
+func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*Result, error) {
 	return RunRead(ctx, snap, plan, params, RunOptions{Now: g.now().UTC()})
 }

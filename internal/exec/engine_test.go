@@ -121,7 +121,7 @@ func engSnap(t testing.TB, g *Graph, branch string) engState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engState{head: snap.c.ID.String(), tables: maps.Clone(snap.c.Tables)}
+	return engState{head: snap.Commit().ID.String(), tables: maps.Clone(snap.Commit().Tables)}
 }
 
 func (s engState) equal(o engState) bool { return s.head == o.head && maps.Equal(s.tables, o.tables) }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -23,13 +24,13 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 	if err != nil {
 		return err
 	}
-	cat := snap.cat
+	cat := snap.Catalog()
 	for _, name := range types {
 		if _, ok := cat.Node(name); ok {
 			continue
 		}
 		if _, ok := cat.Edge(name); !ok {
-			return &UnknownTypeError{Kind: "node or edge", Name: name}
+			return &snapshot.UnknownTypeError{Kind: "node or edge", Name: name}
 		}
 	}
 	want := func(name string) bool {

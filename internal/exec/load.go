@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -120,18 +121,18 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 	wrote := false
 	c, _, err := g.runWrite(ctx, writeRequest{
 		branch: branch, forkAt: forkAt, created: &s.res.BranchCreated, kind: commit.KindLoad, actor: req.Actor, message: "load " + string(req.Mode),
-		prepare: func(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
-			if snap.c.Schema != base.Schema {
+		prepare: func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
+			if snap.Commit().Schema != base.Schema {
 				// The input was converted under the old schema and cannot be
 				// re-read: every mode treats a schema change as a conflict.
-				return nil, &ReadSetChangedError{Member: "schema", Expected: base.Schema, Actual: snap.c.Schema}
+				return nil, &ReadSetChangedError{Member: "schema", Expected: base.Schema, Actual: snap.Commit().Schema}
 			}
 			p, err := s.prepare(ctx, snap)
 			if err != nil {
 				return nil, err
 			}
 			write := p.write
-			p.write = func(ctx context.Context, snap *GraphSnapshot) (map[string]string, error) {
+			p.write = func(ctx context.Context, snap *snapshot.Snapshot) (map[string]string, error) {
 				tables, err := write(ctx, snap)
 				wrote = wrote || err == nil
 				return tables, err
@@ -195,12 +196,12 @@ func overwriteReadSet(cat *schema.Catalog, replaced map[string]bool) []string {
 		set[tk] = true
 	}
 	for _, et := range cat.Edges {
-		if replaced[EdgeKey(et.Name)] {
-			set[NodeKey(et.From)] = true
-			set[NodeKey(et.To)] = true
+		if replaced[snapshot.EdgeKey(et.Name)] {
+			set[snapshot.NodeKey(et.From)] = true
+			set[snapshot.NodeKey(et.To)] = true
 		}
-		if replaced[NodeKey(et.From)] || replaced[NodeKey(et.To)] {
-			set[EdgeKey(et.Name)] = true
+		if replaced[snapshot.NodeKey(et.From)] || replaced[snapshot.NodeKey(et.To)] {
+			set[snapshot.EdgeKey(et.Name)] = true
 		}
 	}
 	return sortedTableKeys(set)

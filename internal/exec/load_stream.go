@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -40,7 +41,7 @@ const stagedRowOverhead = 400
 // chunk, independent of the property payload (docs/write-path.md, Load).
 type loadStream struct {
 	g    *Graph
-	base *GraphSnapshot // the load's base: its catalog converted the input
+	base *snapshot.Snapshot // the load's base: its catalog converted the input
 	mode LoadMode
 	// chunkBytes and chunkRecords bound the rows buffered before a flush.
 	chunkBytes   int64
@@ -99,7 +100,7 @@ type bufRow struct {
 }
 
 // newLoadStream prepares an empty stream for a load against base.
-func newLoadStream(g *Graph, base *GraphSnapshot, req LoadRequest) *loadStream {
+func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStream {
 	s := &loadStream{g: g, base: base, mode: req.Mode, chunkBytes: req.ChunkBytes, chunkRecords: req.ChunkRecords,
 		types: map[string]*stagedType{},
 		res:   &LoadResult{Mode: req.Mode, Nodes: map[string]int64{}, Edges: map[string]int64{}}}
@@ -113,7 +114,7 @@ func newLoadStream(g *Graph, base *GraphSnapshot, req LoadRequest) *loadStream {
 // chunks are written out as it goes; the last one stays buffered, so that a
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
-	rd := NewReader(r, s.base.cat, ReaderOptions{})
+	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
 	for {
 		rec, err := rd.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -124,7 +125,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 		}
 		switch rec := rec.(type) {
 		case *NodeRecord:
-			nt, _ := s.base.cat.Node(rec.Type)
+			nt, _ := s.base.Catalog().Node(rec.Type)
 			if err := externalBlob(nt.Props, rec.Values, rec.Line); err != nil {
 				return err
 			}
@@ -132,7 +133,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if id == "" {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, NodeKey(nt.Name))
+			t, err := s.staged(ctx, snapshot.NodeKey(nt.Name))
 			if err != nil {
 				return err
 			}
@@ -141,7 +142,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			}
 			s.res.Nodes[nt.Name]++
 		case *EdgeRecord:
-			et, _ := s.base.cat.Edge(rec.Type)
+			et, _ := s.base.Catalog().Edge(rec.Type)
 			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
 				return err
 			}
@@ -149,7 +150,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if id == "" {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, EdgeKey(et.Name))
+			t, err := s.staged(ctx, snapshot.EdgeKey(et.Name))
 			if err != nil {
 				return err
 			}
@@ -179,16 +180,16 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 	if t, ok := s.types[tk]; ok {
 		return t, nil
 	}
-	base, err := s.base.state(ctx, tk)
+	base, err := s.base.State(ctx, tk)
 	if err != nil {
 		return nil, err
 	}
-	t := &stagedType{tk: tk, schema: base.Schema(), prefix: tablePrefix(tk),
+	t := &stagedType{tk: tk, schema: base.Schema(), prefix: snapshot.TablePrefix(tk),
 		skel: &TypeDelta{RowsChecked: true}, hidden: map[int][]int64{}}
-	kind, name := splitTableKey(tk)
+	kind, name := snapshot.SplitKey(tk)
 	var uniques [][]string
 	if kind == "node" {
-		t.nt, _ = s.base.cat.Node(name)
+		t.nt, _ = s.base.Catalog().Node(name)
 		t.props = t.nt.Props
 		for _, u := range t.nt.Uniques {
 			// The @key itself needs no values: the id is derived from it,
@@ -198,7 +199,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 			}
 		}
 	} else {
-		t.et, _ = s.base.cat.Edge(name)
+		t.et, _ = s.base.Catalog().Edge(name)
 		t.props = t.et.Props
 		uniques = t.et.Uniques
 	}
@@ -219,7 +220,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 }
 
 func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
-	p := propByName(props, name)
+	p := snapshot.PropByName(props, name)
 	return p, p != nil
 }
 
@@ -331,14 +332,14 @@ func (t *stagedType) bufError(err error) error {
 // the deterministic order of every object write.
 func (s *loadStream) order() []string {
 	var out []string
-	for _, nt := range s.base.cat.Nodes {
-		if _, ok := s.types[NodeKey(nt.Name)]; ok {
-			out = append(out, NodeKey(nt.Name))
+	for _, nt := range s.base.Catalog().Nodes {
+		if _, ok := s.types[snapshot.NodeKey(nt.Name)]; ok {
+			out = append(out, snapshot.NodeKey(nt.Name))
 		}
 	}
-	for _, et := range s.base.cat.Edges {
-		if _, ok := s.types[EdgeKey(et.Name)]; ok {
-			out = append(out, EdgeKey(et.Name))
+	for _, et := range s.base.Catalog().Edges {
+		if _, ok := s.types[snapshot.EdgeKey(et.Name)]; ok {
+			out = append(out, snapshot.EdgeKey(et.Name))
 		}
 	}
 	return out

@@ -106,8 +106,8 @@ func headFragments(t testing.TB, g *Graph) map[string]bool {
 		t.Fatal(err)
 	}
 	out := map[string]bool{}
-	for tk := range snap.c.Tables {
-		st, err := snap.state(ctx, tk)
+	for tk := range snap.Commit().Tables {
+		st, err := snap.State(ctx, tk)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
@@ -13,7 +14,7 @@ import (
 // it: the cross-row and committed-state checks over the skeletons (the
 // per-row checks ran while reading). It runs again after every lost
 // publish race, against the new head, from the kept skeletons alone.
-func (s *loadStream) prepare(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
+func (s *loadStream) prepare(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
 	d := NewDelta()
 	p := &prepared{delta: d}
 	replaced := map[string]bool{}
@@ -62,14 +63,14 @@ func (s *loadStream) prepare(ctx context.Context, snap *GraphSnapshot) (*prepare
 		}
 		d.Edges[t.et.Name] = nd
 	}
-	if err := Validate(ctx, snap.cat, snapshotCommitted{s: snap}, d); err != nil {
+	if err := Validate(ctx, snap.Catalog(), snap, d); err != nil {
 		return nil, s.locate(err)
 	}
 	if s.mode == LoadOverwrite {
 		p.strict = true
-		p.readSet = overwriteReadSet(snap.cat, replaced)
+		p.readSet = overwriteReadSet(snap.Catalog(), replaced)
 	}
-	p.write = func(ctx context.Context, snap *GraphSnapshot) (map[string]string, error) {
+	p.write = func(ctx context.Context, snap *snapshot.Snapshot) (map[string]string, error) {
 		return s.write(ctx, snap, d)
 	}
 	return p, nil
@@ -82,7 +83,7 @@ func (s *loadStream) locate(err error) error {
 	var ce *ConstraintError
 	if errors.As(err, &ce) {
 		if ce.Kind == ConstraintCard {
-			if t, ok := s.types[EdgeKey(ce.Type)]; ok {
+			if t, ok := s.types[snapshot.EdgeKey(ce.Type)]; ok {
 				for i, r := range t.skel.Upserts {
 					if r.Src == ce.ID {
 						return lineError(t.lines[i], err)
@@ -91,7 +92,7 @@ func (s *loadStream) locate(err error) error {
 			}
 			return err
 		}
-		for _, tk := range []string{NodeKey(ce.Type), EdgeKey(ce.Type)} {
+		for _, tk := range []string{snapshot.NodeKey(ce.Type), snapshot.EdgeKey(ce.Type)} {
 			if l, ok := s.line(tk, ce.ID); ok {
 				return lineError(l, err)
 			}
@@ -113,12 +114,12 @@ func (s *loadStream) locate(err error) error {
 // plus the load's own fragments. Those fragments and their deletion vectors
 // do not depend on the head, so a rebase writes only new committed-side
 // deletion vectors and states.
-func (s *loadStream) write(ctx context.Context, snap *GraphSnapshot, d *Delta) (map[string]string, error) {
+func (s *loadStream) write(ctx context.Context, snap *snapshot.Snapshot, d *Delta) (map[string]string, error) {
 	own, err := s.finish(ctx)
 	if err != nil {
 		return nil, err
 	}
-	committed := snapshotCommitted{s: snap}
+	committed := snap
 	out := map[string]string{}
 	for _, tk := range s.order() {
 		t := s.types[tk]
@@ -126,7 +127,7 @@ func (s *loadStream) write(ctx context.Context, snap *GraphSnapshot, d *Delta) (
 		if t.et != nil {
 			td = d.Edges[t.name()]
 		}
-		base, err := snap.state(ctx, tk)
+		base, err := snap.State(ctx, tk)
 		if err != nil {
 			return nil, err
 		}

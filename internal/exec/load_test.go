@@ -221,7 +221,7 @@ func TestEngineQuery(t *testing.T) {
 	for _, r := range res.Rows {
 		got = append(got, r[0].(string))
 	}
-	if !slices.Equal(got, []string{"Bob", "Charlie"}) || ci.ID != snap.Commit().ID {
+	if !slices.Equal(got, []string{"Bob", "Charlie"}) || ci.ID != snap.Commit().ID.String() {
 		t.Fatalf("friends of Alice = %v at %s", got, ci.ID)
 	}
 }

@@ -98,7 +98,7 @@ func (g *Graph) checkReadable(ctx context.Context, c *commit.Commit) error {
 		return err
 	}
 	for _, tk := range sortedTableKeys(c.Tables) {
-		if _, err := snap.state(ctx, tk); err != nil {
+		if _, err := snap.State(ctx, tk); err != nil {
 			return reclaimedErr(c, c.Tables[tk], err)
 		}
 	}

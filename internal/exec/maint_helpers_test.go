@@ -120,7 +120,7 @@ func maintContent(t testing.TB, g *Graph, target Target) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, nt := range snap.cat.Nodes {
+	for _, nt := range snap.Catalog().Nodes {
 		tab, err := snap.Nodes(ctx, nt.Name)
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +133,7 @@ func maintContent(t testing.TB, g *Graph, target Target) string {
 			b.WriteByte('\n')
 		}
 	}
-	for _, et := range snap.cat.Edges {
+	for _, et := range snap.Catalog().Edges {
 		tab, err := snap.Edges(ctx, et.Name)
 		if err != nil {
 			t.Fatal(err)

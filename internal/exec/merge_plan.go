@@ -9,6 +9,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
@@ -48,7 +49,7 @@ const (
 
 // mergePlan is one attempt's merge of S into T, ready to write.
 type mergePlan struct {
-	target *GraphSnapshot
+	target *snapshot.Snapshot
 	adopt  map[string]string // table key → source state key
 	write  *Delta            // per "both" table: what S brings to T
 	// hide, per "both" table, where the base image of each id in write
@@ -74,11 +75,11 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 	if err != nil {
 		return nil, err
 	}
-	cat := tsnap.cat
+	cat := tsnap.Catalog()
 	plan := &mergePlan{target: tsnap, adopt: map[string]string{}, write: NewDelta(), hide: map[string]map[string]fragRow{}}
 	class := map[string]int{}
 	targetChanged := map[string]bool{}
-	for _, tk := range tableKeys(cat) {
+	for _, tk := range snapshot.TableKeys(cat) {
 		kb, ks, kt := b.Tables[tk], s.Tables[tk], t.Tables[tk]
 		targetChanged[tk] = kt != kb
 		switch {
@@ -99,7 +100,7 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 	}
 	// A "both" table whose merge brought nothing is the target's table.
 	brings := func(tk string) bool {
-		kind, name := splitTableKey(tk)
+		kind, name := snapshot.SplitKey(tk)
 		td := plan.write.Nodes[name]
 		if kind == "edge" {
 			td = plan.write.Edges[name]
@@ -112,7 +113,7 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 		}
 	}
 	included := mergeValidationSet(cat, class, targetChanged)
-	if len(included) == 0 && !slices.ContainsFunc(tableKeys(cat), brings) {
+	if len(included) == 0 && !slices.ContainsFunc(snapshot.TableKeys(cat), brings) {
 		return plan, nil
 	}
 	vd := NewDelta()
@@ -123,13 +124,13 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 		vd.Edges[name] = td
 	}
 	for _, tk := range included {
-		kind, name := splitTableKey(tk)
+		kind, name := snapshot.SplitKey(tk)
 		props, _ := tableProps(cat, tk)
-		stB, err := bsnap.state(ctx, tk)
+		stB, err := bsnap.State(ctx, tk)
 		if err != nil {
 			return nil, err
 		}
-		stS, err := ssnap.state(ctx, tk)
+		stS, err := ssnap.State(ctx, tk)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +152,7 @@ func (g *Graph) planMerge(ctx context.Context, b, s, t *commit.Commit, target st
 			vd.Edges[name] = td
 		}
 	}
-	if err := Validate(ctx, cat, snapshotCommitted{s: tsnap}, vd); err != nil {
+	if err := Validate(ctx, cat, tsnap, vd); err != nil {
 		c, ok := constraintConflict(cat, err)
 		if !ok {
 			return nil, err
@@ -167,7 +168,7 @@ func mergeValidationSet(cat *schema.Catalog, class map[string]int, targetChanged
 	type group []string
 	var groups []group
 	for _, et := range cat.Edges {
-		groups = append(groups, group{EdgeKey(et.Name), NodeKey(et.From), NodeKey(et.To)})
+		groups = append(groups, group{snapshot.EdgeKey(et.Name), snapshot.NodeKey(et.From), snapshot.NodeKey(et.To)})
 	}
 	in := map[string]bool{}
 	var work []string
@@ -209,7 +210,7 @@ func mergeValidationSet(cat *schema.Catalog, class map[string]int, targetChanged
 		}
 	}
 	var out []string
-	for _, tk := range tableKeys(cat) {
+	for _, tk := range snapshot.TableKeys(cat) {
 		if in[tk] {
 			out = append(out, tk)
 		}
@@ -220,19 +221,19 @@ func mergeValidationSet(cat *schema.Catalog, class map[string]int, targetChanged
 // mergeTable resolves one table changed on both sides: every id changed on
 // either side since the base is kept (target only), taken (source only),
 // agreed (both, equal images) or a conflict (both, different images).
-func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsnap, ssnap, tsnap *GraphSnapshot) error {
-	kind, name := splitTableKey(tk)
-	props, _ := tableProps(tsnap.cat, tk)
+func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsnap, ssnap, tsnap *snapshot.Snapshot) error {
+	kind, name := snapshot.SplitKey(tk)
+	props, _ := tableProps(tsnap.Catalog(), tk)
 	edge := kind == "edge"
-	stB, err := bsnap.state(ctx, tk)
+	stB, err := bsnap.State(ctx, tk)
 	if err != nil {
 		return err
 	}
-	stS, err := ssnap.state(ctx, tk)
+	stS, err := ssnap.State(ctx, tk)
 	if err != nil {
 		return err
 	}
-	stT, err := tsnap.state(ctx, tk)
+	stT, err := tsnap.State(ctx, tk)
 	if err != nil {
 		return err
 	}
@@ -321,7 +322,7 @@ func constraintConflict(cat *schema.Catalog, err error) (MergeConflict, bool) {
 	}
 	var kc *KeyConflictError
 	if errors.As(err, &kc) {
-		kind, name := splitTableKey(kc.TypeKey)
+		kind, name := snapshot.SplitKey(kc.TypeKey)
 		return MergeConflict{Kind: ConflictDivergentInsert, EntityKind: kind, TypeName: name, EntityID: kc.EntityID, Message: kc.Error()}, true
 	}
 	return MergeConflict{}, false
@@ -341,8 +342,8 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 	}
 	snap := plan.target
 	write := func(tk string, td *TypeDelta, props []*schema.Property, edge bool) error {
-		prefix := tablePrefix(tk)
-		st, err := snap.state(ctx, tk)
+		prefix := snapshot.TablePrefix(tk)
+		st, err := snap.State(ctx, tk)
 		if err != nil {
 			return err
 		}
@@ -376,16 +377,16 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 		out[tk] = key
 		return ctx.Err()
 	}
-	for _, nt := range snap.cat.Nodes {
+	for _, nt := range snap.Catalog().Nodes {
 		if td := plan.write.Nodes[nt.Name]; td != nil {
-			if err := write(NodeKey(nt.Name), td, nt.Props, false); err != nil {
+			if err := write(snapshot.NodeKey(nt.Name), td, nt.Props, false); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for _, et := range snap.cat.Edges {
+	for _, et := range snap.Catalog().Edges {
 		if td := plan.write.Edges[et.Name]; td != nil {
-			if err := write(EdgeKey(et.Name), td, et.Props, true); err != nil {
+			if err := write(snapshot.EdgeKey(et.Name), td, et.Props, true); err != nil {
 				return nil, err
 			}
 		}
@@ -398,7 +399,7 @@ func (g *Graph) writeMerge(ctx context.Context, plan *mergePlan) (map[string]str
 // still live where the base held it, which the diff recorded; only an id T
 // moved (its base row is gone from T, its image unchanged) is looked up,
 // through the cached per-fragment id indexes (write_lookup.go).
-func (g *Graph) mergeHideRows(ctx context.Context, snap *GraphSnapshot, tk string, st *table.State, hide map[string]fragRow) (map[string][]int64, error) {
+func (g *Graph) mergeHideRows(ctx context.Context, snap *snapshot.Snapshot, tk string, st *table.State, hide map[string]fragRow) (map[string][]int64, error) {
 	frags := map[string]table.Fragment{}
 	for _, f := range st.Fragments() {
 		frags[f.Key] = f
@@ -409,7 +410,7 @@ func (g *Graph) mergeHideRows(ctx context.Context, snap *GraphSnapshot, tk strin
 		at := hide[id]
 		f, ok := frags[at.frag]
 		if ok {
-			del, err := snap.deletedOffsets(ctx, f)
+			del, err := snap.DeletedOffsets(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -423,7 +424,7 @@ func (g *Graph) mergeHideRows(ctx context.Context, snap *GraphSnapshot, tk strin
 		rows[at.frag] = append(rows[at.frag], at.off)
 	}
 	if len(moved) > 0 {
-		more, err := snap.committedRows(ctx, tk, moved)
+		more, err := snap.CommittedRows(ctx, tk, moved)
 		if err != nil {
 			return nil, err
 		}

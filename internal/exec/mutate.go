@@ -11,6 +11,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -61,8 +62,8 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 	var res MutationResult
 	c, _, err := g.runWrite(ctx, writeRequest{
 		branch: branch, ifCommit: o.IfCommit, kind: commit.KindMutate, actor: o.Actor, message: "mutate " + plan.Name,
-		prepare: func(ctx context.Context, snap *GraphSnapshot) (*prepared, error) {
-			x := &mutExec{snap: snap, cat: snap.cat, vals: newMutValues(plan, params, g.now().UTC()),
+		prepare: func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
+			x := &mutExec{snap: snap, cat: snap.Catalog(), vals: newMutValues(plan, params, g.now().UTC()),
 				nodes: map[string]*mutTable{}, edges: map[string]*mutTable{}}
 			if err := x.run(ctx, plan); err != nil {
 				return nil, err
@@ -75,7 +76,7 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 			if err != nil {
 				return nil, err
 			}
-			if err := Validate(ctx, snap.cat, snapshotCommitted{s: snap}, d); err != nil {
+			if err := Validate(ctx, snap.Catalog(), snap, d); err != nil {
 				return nil, err
 			}
 			return &prepared{delta: d, strict: strict, readSet: readSet}, nil
@@ -112,7 +113,7 @@ type mutExec struct {
 	// it with the full walk).
 	noKeyPath bool
 
-	snap  *GraphSnapshot
+	snap  *snapshot.Snapshot
 	cat   *schema.Catalog
 	vals  *mutValues
 	nodes map[string]*mutTable
@@ -175,7 +176,7 @@ func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.
 func (x *mutExec) insertNode(op *query.MutationOp) error {
 	nt, ok := x.cat.Node(op.Type)
 	if !ok {
-		return &UnknownTypeError{Kind: "node", Name: op.Type}
+		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
 	}
 	values := make(map[string]any, len(nt.Props))
 	for _, p := range nt.Props {
@@ -209,7 +210,7 @@ func (x *mutExec) insertNode(op *query.MutationOp) error {
 func (x *mutExec) insertEdge(op *query.MutationOp) error {
 	et, ok := x.cat.Edge(op.Type)
 	if !ok {
-		return &UnknownTypeError{Kind: "edge", Name: op.Type}
+		return &snapshot.UnknownTypeError{Kind: "edge", Name: op.Type}
 	}
 	str := schema.Type{Kind: schema.KindString}
 	var ends [2]string
@@ -345,7 +346,7 @@ func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id
 func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 	nt, ok := x.cat.Node(op.Type)
 	if !ok {
-		return &UnknownTypeError{Kind: "node", Name: op.Type}
+		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
 	}
 	for _, a := range op.Assigns {
 		for _, k := range nt.Key {
@@ -392,7 +393,7 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 	nt, ok := x.cat.Node(op.Type)
 	if !ok {
-		return &UnknownTypeError{Kind: "node", Name: op.Type}
+		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
 	}
 	p, ok := nt.Prop(op.Where.Left.Prop)
 	if !ok {
@@ -440,7 +441,7 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 	et, ok := x.cat.Edge(op.Type)
 	if !ok {
-		return &UnknownTypeError{Kind: "edge", Name: op.Type}
+		return &snapshot.UnknownTypeError{Kind: "edge", Name: op.Type}
 	}
 	col := op.Where.Left.Prop
 	t := schema.Type{Kind: schema.KindString}
@@ -492,7 +493,7 @@ func (x *mutExec) deleteEdges(typ string, ids []string) {
 // become upserts, deleted committed rows become deletes.
 func (x *mutExec) delta(ctx context.Context) (*Delta, error) {
 	d := NewDelta()
-	committed := snapshotCommitted{s: x.snap}
+	committed := x.snap
 	build := func(t *mutTable, exists func(id string) (bool, error)) (*TypeDelta, error) {
 		td := &TypeDelta{}
 		for _, id := range t.order {

@@ -13,6 +13,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/index"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
@@ -104,8 +105,7 @@ func (g *Graph) autoErr(err error) {
 // readState reads a table state through the handle's cache (the same entry
 // snapshots use).
 func (g *Graph) readState(ctx context.Context, key string) (*table.State, error) {
-	snap := &GraphSnapshot{g: g, c: &commit.Commit{Tables: map[string]string{"t": key}}}
-	return snap.state(ctx, "t")
+	return g.snaps.State(ctx, key)
 }
 
 // needsAuto: the table holds more small fragments than the threshold.
@@ -133,7 +133,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 		res := &OptimizeResult{Branch: branch}
 		tables := map[string]string{}
 		var summary []string
-		for _, tk := range tableKeys(snap.cat) {
+		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
 			if only != nil && !only[tk] {
 				continue
 			}
@@ -295,14 +295,14 @@ func hollow(f table.Fragment) bool { return f.Deleted > 0 && f.Deleted*4 >= f.Ro
 // optimize) indexes every fragment no key index covers yet, then writes
 // the new state. It reads and writes only immutable objects under fresh
 // names: nothing is visible until the maintenance commit is published.
-func (g *Graph) compactTable(ctx context.Context, snap *GraphSnapshot, tk string, auto bool) (compacted, error) {
-	out := compacted{from: snap.stateKey(tk)}
-	s, err := snap.state(ctx, tk)
+func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk string, auto bool) (compacted, error) {
+	out := compacted{from: snap.StateKey(tk)}
+	s, err := snap.State(ctx, tk)
 	if err != nil {
 		return out, err
 	}
 	segs := g.maint.planCompaction(s.Fragments(), auto)
-	prefix := tablePrefix(tk)
+	prefix := snapshot.TablePrefix(tk)
 	var frags []table.Fragment
 	var idx []index.FragmentIDs
 	removed := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/index"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -70,7 +71,7 @@ func TestOptimizePreservesContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := snap.state(ctx, "node:Person")
+	s, err := snap.State(ctx, "node:Person")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestOptimizePreservesContent(t *testing.T) {
 
 // NodeIDFor returns the stored id of a keyed node, or the key itself when
 // no such node exists.
-func NodeIDFor(t *testing.T, snap *GraphSnapshot, typ, key string) string {
+func NodeIDFor(t *testing.T, snap *snapshot.Snapshot, typ, key string) string {
 	t.Helper()
 	nt, err := snap.Nodes(context.Background(), typ)
 	if err != nil {

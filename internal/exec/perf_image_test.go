@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
-	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // TestImageAssemblyMatchesScan pins that an image assembled from cached
@@ -65,52 +63,22 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tk := range tableKeys(snap.cat) {
-			state, err := snap.state(ctx, tk)
+		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
+			state, err := snap.State(ctx, tk)
 			if err != nil {
 				t.Fatal(err)
-			}
-			kind, tname := splitTableKey(tk)
-			edge := kind == "edge"
-			var p []*schema.Property
-			if edge {
-				et, _ := snap.cat.Edge(tname)
-				p = et.Props
-			} else {
-				nt, _ := snap.cat.Node(tname)
-				p = nt.Props
 			}
 			for _, f := range state.Fragments() {
 				if f.DV != "" {
 					dvs++
 				}
 			}
-			want, err := snap.decodeState(ctx, state, p, edge)
-			if err != nil {
-				t.Fatal(err)
+			probe := make([]string, 27)
+			for i := range probe {
+				probe[i] = fmt.Sprintf("n%d", i)
 			}
-			got, _, err := snap.assembleImage(ctx, tk, state, p, edge)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got.ids, want.ids) || !reflect.DeepEqual(got.src, want.src) ||
-				!reflect.DeepEqual(got.dst, want.dst) || !reflect.DeepEqual(got.cols, want.cols) {
-				t.Fatalf("step %d %s (%d fragments): assembled image differs\n got %+v\nwant %+v", step, tk, state.NumFragments(), got, want)
-			}
-		}
-		c := snapshotCommitted{s: snap}
-		for i := range 27 {
-			tuple := []any{fmt.Sprintf("n%d", i)}
-			got, ok, err := c.lookupKey(ctx, "node:Person", []string{"name"}, tuple)
-			if err != nil || !ok {
-				t.Fatalf("lookupKey: ok=%v err=%v", ok, err)
-			}
-			idx, err := c.uniqueIndex(ctx, "node:Person", []string{"name"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := idx[value.TupleKey(tuple)]; !reflect.DeepEqual(got, want) {
-				t.Fatalf("step %d: lookupKey(%v) = %v, index %v", step, tuple, got, want)
+			if err := snap.Check(ctx, tk, probe); err != nil {
+				t.Fatalf("step %d (%d fragments): %v", step, state.NumFragments(), err)
 			}
 		}
 	}

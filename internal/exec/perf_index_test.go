@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // perfPG exercises every index path: a String key, an I64 key, nullable
@@ -70,33 +71,20 @@ func perfGraph(t testing.TB, seed uint64, nodes, edges int) *runGraph {
 	return g
 }
 
-// slowCopy returns a snapshot over the same data whose tables never use an
-// index or a row-resolved adjacency: the reference path.
-func slowCopy(ms *MemSnapshot) *MemSnapshot {
-	out := &MemSnapshot{Cat: ms.Cat, NodeT: map[string]*NodeTable{}, EdgeT: map[string]*EdgeTable{}}
-	for k, t := range ms.NodeT {
-		out.NodeT[k] = &NodeTable{Type: t.Type, IDs: t.IDs, Cols: t.Cols, noIndex: true}
-	}
-	for k, t := range ms.EdgeT {
-		out.EdgeT[k] = &EdgeTable{Type: t.Type, IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols, noCSR: true}
-	}
-	return out
-}
-
-// perfCompare runs each query on the fast and the reference snapshot, the
-// fast one repeatedly (indexes are built after indexAfterScans scans), and
-// requires identical results, row order included.
+// perfCompare runs each query with and without the indexes (RunOptions.
+// NoIndexes), the indexed run repeatedly (indexes are built after
+// snapshot.IndexAfterScans scans), and requires identical results, row
+// order included.
 func perfCompare(t *testing.T, g *runGraph, src string, params []map[string]any) {
 	t.Helper()
 	plan, err := query.CompileQuery(g.cat, "q.gq", src, "q")
 	if err != nil {
 		t.Fatalf("compile %s: %v", src, err)
 	}
-	slow := slowCopy(g.ms)
 	ctx := context.Background()
 	for _, ps := range params {
-		want, werr := RunRead(ctx, slow, plan, ps, RunOptions{})
-		for round := range indexAfterScans + 2 {
+		want, werr := RunRead(ctx, g.ms, plan, ps, RunOptions{NoIndexes: true})
+		for round := range snapshot.IndexAfterScans + 2 {
 			got, gerr := RunRead(ctx, g.ms, plan, ps, RunOptions{})
 			if (werr == nil) != (gerr == nil) {
 				t.Fatalf("%s %v: error %v, reference %v", src, ps, gerr, werr)

@@ -10,6 +10,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
@@ -39,7 +40,7 @@ type prepared struct {
 	// streaming load, whose row images were written to fragments while the
 	// input was read and are no longer in delta). Same contract as
 	// writeTables: new objects only, table key → new state key.
-	write func(ctx context.Context, snap *GraphSnapshot) (map[string]string, error)
+	write func(ctx context.Context, snap *snapshot.Snapshot) (map[string]string, error)
 }
 
 // writeRequest is what runWrite needs besides the per-attempt preparation.
@@ -51,7 +52,7 @@ type writeRequest struct {
 	message  string
 	// prepare stages the change against a snapshot of the current head; it
 	// runs again, from scratch, after every lost CAS that may rebase.
-	prepare func(ctx context.Context, snap *GraphSnapshot) (*prepared, error)
+	prepare func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error)
 	// forkAt, if set, means branch does not exist yet: the write builds on
 	// that commit and its publish creates the branch (atomically with the
 	// write). If the branch appears meanwhile the write rebases onto it.
@@ -206,14 +207,14 @@ func (g *Graph) readSetChanged(ctx context.Context, old, cur *commit.Commit, rea
 // Per table: replaced and deleted rows are hidden by deletion vectors (or,
 // for a Replace, the old fragments are dropped), the upserted images go into
 // one new fragment, then the state is written.
-func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) (map[string]string, error) {
+func (g *Graph) writeTables(ctx context.Context, snap *snapshot.Snapshot, d *Delta) (map[string]string, error) {
 	out := map[string]string{}
 	write := func(tk string, td *TypeDelta, props []*schema.Property, edge bool) error {
 		if !td.Replace && len(td.Upserts) == 0 && len(td.Deletes) == 0 {
 			return nil
 		}
-		prefix := tablePrefix(tk)
-		base, err := snap.state(ctx, tk)
+		prefix := snapshot.TablePrefix(tk)
+		base, err := snap.State(ctx, tk)
 		if err != nil {
 			return err
 		}
@@ -233,7 +234,7 @@ func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) 
 			for _, r := range td.Upserts {
 				remove = append(remove, r.ID)
 			}
-			rows, err := snap.committedRows(ctx, tk, remove)
+			rows, err := snap.CommittedRows(ctx, tk, remove)
 			if err != nil {
 				return err
 			}
@@ -265,16 +266,16 @@ func (g *Graph) writeTables(ctx context.Context, snap *GraphSnapshot, d *Delta) 
 		out[tk] = key
 		return ctx.Err()
 	}
-	for _, nt := range snap.cat.Nodes {
+	for _, nt := range snap.Catalog().Nodes {
 		if td := d.Nodes[nt.Name]; td != nil {
-			if err := write(NodeKey(nt.Name), td, nt.Props, false); err != nil {
+			if err := write(snapshot.NodeKey(nt.Name), td, nt.Props, false); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for _, et := range snap.cat.Edges {
+	for _, et := range snap.Catalog().Edges {
 		if td := d.Edges[et.Name]; td != nil {
-			if err := write(EdgeKey(et.Name), td, et.Props, true); err != nil {
+			if err := write(snapshot.EdgeKey(et.Name), td, et.Props, true); err != nil {
 				return nil, err
 			}
 		}
@@ -291,7 +292,7 @@ func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schem
 	defer b.Release()
 	types := make([]*schema.Property, len(ts.Columns))
 	for i, c := range ts.Columns {
-		types[i] = propByName(props, c.Name)
+		types[i] = snapshot.PropByName(props, c.Name)
 	}
 	vals := make([]any, len(ts.Columns))
 	for _, r := range rows {

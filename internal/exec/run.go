@@ -6,8 +6,25 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
+
+// Snapshot is what the executor reads: the catalog plus decoded node and
+// edge tables (*snapshot.Snapshot over a commit, *snapshot.Mem in memory).
+// Implementations materialize tables lazily from immutable table states and
+// cache them by state, so two snapshots that share a table state share its
+// decoded image.
+//
+// A Snapshot never changes after creation; it is safe for concurrent use.
+type Snapshot interface {
+	Catalog() *schema.Catalog
+	// Nodes returns the table of node type typ (exact name).
+	Nodes(ctx context.Context, typ string) (*snapshot.NodeTable, error)
+	// Edges returns the table of edge type typ (exact catalog name).
+	Edges(ctx context.Context, typ string) (*snapshot.EdgeTable, error)
+}
 
 // RunOptions configures one read-query execution.
 type RunOptions struct {
@@ -19,6 +36,11 @@ type RunOptions struct {
 	// @embed model recorded on the ranked property ("" if none). When nil,
 	// nearest() with a String query is an execution error.
 	Embed func(ctx context.Context, text, model string) ([]float32, error)
+	// NoIndexes answers every scan by reading every row and every traversal
+	// through the id-keyed adjacency maps, ignoring the images' sorted
+	// indexes, key lookups and row-resolved adjacency: the reference the
+	// index paths are checked against.
+	NoIndexes bool
 }
 
 // Result is the output of a read query: Rows[i][j] is the value of

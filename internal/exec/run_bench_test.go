@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // benchGraph generates nodes Person rows and edges random Knows edges with
@@ -15,7 +16,7 @@ func benchGraph(b *testing.B, nodes, edges int) *runGraph {
 	b.Helper()
 	g := newRunGraph(b, testPG)
 	nt, _ := g.cat.Node("Person")
-	pt := &NodeTable{Type: nt, IDs: make([]string, nodes), Cols: map[string][]any{"name": make([]any, nodes), "age": make([]any, nodes)}}
+	pt := &snapshot.NodeTable{Type: nt, IDs: make([]string, nodes), Cols: map[string][]any{"name": make([]any, nodes), "age": make([]any, nodes)}}
 	for i := range nodes {
 		id := fmt.Sprintf("p%06d", i)
 		pt.IDs[i] = id
@@ -23,7 +24,7 @@ func benchGraph(b *testing.B, nodes, edges int) *runGraph {
 		pt.Cols["age"][i] = int64(i % 100)
 	}
 	et, _ := g.cat.Edge("Knows")
-	kt := &EdgeTable{Type: et, IDs: make([]string, edges), Src: make([]string, edges), Dst: make([]string, edges), Cols: map[string][]any{"since": make([]any, edges)}}
+	kt := &snapshot.EdgeTable{Type: et, IDs: make([]string, edges), Src: make([]string, edges), Dst: make([]string, edges), Cols: map[string][]any{"since": make([]any, edges)}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range edges {
 		kt.IDs[i] = fmt.Sprintf("k%07d", i)

@@ -6,14 +6,15 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // expander walks one edge table for one Expand operator. Adjacency comes
 // from EdgeTable.Out/In (built once per table image); endpoint ids are
 // resolved to node rows with NodeTable.Row, only for edges actually walked.
 type expander struct {
-	et       *EdgeTable
-	src, dst *NodeTable
+	et       *snapshot.EdgeTable
+	src, dst *snapshot.NodeTable
 	dir      query.Dir
 	// stamp/gen mark visited destination rows per source without clearing
 	// an array per source: a row is visited iff stamp[row] == gen.
@@ -27,8 +28,8 @@ type expander struct {
 	byID         bool
 }
 
-func newExpander(et *EdgeTable, src, dst *NodeTable, dir query.Dir) *expander {
-	return &expander{et: et, src: src, dst: dst, dir: dir, byID: et.noCSR}
+func newExpander(et *snapshot.EdgeTable, src, dst *snapshot.NodeTable, dir query.Dir, byID bool) *expander {
+	return &expander{et: et, src: src, dst: dst, dir: dir, byID: byID}
 }
 
 // rowsFrom returns the row-resolved adjacency whose near ends are rows of
@@ -57,7 +58,7 @@ func (x *expander) nextGen() {
 		// Taken on first need (a one-hop expand from low-degree sources
 		// never needs it) from the destination image's pool: allocating and
 		// zeroing one per query would cost more than a short walk.
-		x.stamp, x.gen = x.dst.takeStamps()
+		x.stamp, x.gen = x.dst.TakeStamps()
 	}
 	x.gen++
 	if x.gen == 0 { // wrapped: old stamps could alias the new generation
@@ -256,7 +257,7 @@ func (r *runner) evalExpand(ctx context.Context, o *query.Expand, l *layout) (*r
 		return nil, err
 	}
 	ss, ds := l.idx(o.Src), l.idx(o.Dst)
-	x := newExpander(et, l.slots[ss].nodes, l.slots[ds].nodes, o.Dir)
+	x := newExpander(et, l.slots[ss].nodes, l.slots[ds].nodes, o.Dir, r.opts.NoIndexes)
 	defer x.release()
 	out := newRowSet(l.width(), in.n())
 	ws := -1

@@ -15,15 +15,16 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
-// runGraph builds a MemSnapshot by hand for executor tests: nodes and
+// runGraph builds a snapshot.Mem by hand for executor tests: nodes and
 // edges are given with their ids and property values in the value model.
 type runGraph struct {
 	t   testing.TB
 	cat *schema.Catalog
-	ms  *MemSnapshot
+	ms  *snapshot.Mem
 }
 
 func newRunGraph(t testing.TB, pg string) *runGraph {
@@ -32,7 +33,7 @@ func newRunGraph(t testing.TB, pg string) *runGraph {
 	if err != nil {
 		t.Fatalf("compile schema: %v", err)
 	}
-	return &runGraph{t: t, cat: cat, ms: &MemSnapshot{Cat: cat, NodeT: map[string]*NodeTable{}, EdgeT: map[string]*EdgeTable{}}}
+	return &runGraph{t: t, cat: cat, ms: &snapshot.Mem{Cat: cat, NodeT: map[string]*snapshot.NodeTable{}, EdgeT: map[string]*snapshot.EdgeTable{}}}
 }
 
 func kvMap(t testing.TB, kv []any) map[string]any {
@@ -55,7 +56,7 @@ func (g *runGraph) node(typ, id string, kv ...any) *runGraph {
 	}
 	tbl := g.ms.NodeT[typ]
 	if tbl == nil {
-		tbl = &NodeTable{Type: nt, Cols: map[string][]any{}}
+		tbl = &snapshot.NodeTable{Type: nt, Cols: map[string][]any{}}
 		g.ms.NodeT[typ] = tbl
 	}
 	vals := kvMap(g.t, kv)
@@ -74,7 +75,7 @@ func (g *runGraph) edge(typ, id, src, dst string, kv ...any) *runGraph {
 	}
 	tbl := g.ms.EdgeT[et.Name]
 	if tbl == nil {
-		tbl = &EdgeTable{Type: et, Cols: map[string][]any{}}
+		tbl = &snapshot.EdgeTable{Type: et, Cols: map[string][]any{}}
 		g.ms.EdgeT[et.Name] = tbl
 	}
 	vals := kvMap(g.t, kv)
@@ -105,7 +106,7 @@ func datetime(t testing.TB, s string) int64 {
 	return ms
 }
 
-// loadJSONL builds a MemSnapshot from a .pg and a graph-batch JSONL file
+// loadJSONL builds a snapshot.Mem from a .pg and a graph-batch JSONL file
 // (for the upstream fixtures); edges without data.id get e0001, e0002, ….
 func loadJSONL(t testing.TB, pgPath, jsonlPath string) *runGraph {
 	t.Helper()

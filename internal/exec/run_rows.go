@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // A binding row is a fixed-width []int32: slot s holds the row index of the
@@ -21,8 +22,8 @@ type slot struct {
 	name  string
 	edge  bool
 	typ   string
-	nodes *NodeTable // node variables
-	edges *EdgeTable // edge variables
+	nodes *snapshot.NodeTable // node variables
+	edges *snapshot.EdgeTable // edge variables
 }
 
 // layout assigns slots to the variables of one match scope (the query's,

@@ -11,6 +11,7 @@ import (
 	"github.com/kljensen/snowball/english"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // BM25 parameters (Lance/tantivy defaults, spec §5.7).
@@ -58,7 +59,7 @@ func queryTerms(q string) []string {
 }
 
 type textKey struct {
-	t     *NodeTable
+	t     *snapshot.NodeTable
 	field string
 }
 
@@ -74,7 +75,7 @@ type textIndex struct {
 	avgdl float64
 }
 
-func (r *runner) textIndex(t *NodeTable, field string) *textIndex {
+func (r *runner) textIndex(t *snapshot.NodeTable, field string) *textIndex {
 	k := textKey{t, field}
 	if ix := r.texts[k]; ix != nil {
 		return ix
@@ -241,7 +242,7 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 // queryVector resolves nearest()'s query: a Vector param, a numeric list
 // literal, or a String embedded with RunOptions.Embed. nil means a null
 // parameter, which ranks nothing.
-func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *NodeTable) ([]float32, error) {
+func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *snapshot.NodeTable) ([]float32, error) {
 	switch rk.Query.Kind {
 	case query.OpdParam, query.OpdLit:
 	default:
@@ -304,7 +305,7 @@ type scored struct {
 // node id ascending (spec §10). It records rank positions and scores for
 // regrouping and score projection. An rrf ranks by the arm selected for
 // the current fusion pass.
-func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *NodeTable, cands []int32) ([]int32, error) {
+func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32) ([]int32, error) {
 	if rk.Func == "rrf" {
 		if r.arm < 0 {
 			return nil, runErrorf("rrf evaluated outside rank fusion")

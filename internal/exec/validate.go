@@ -8,24 +8,9 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
-
-// Endpoint selects an edge column: the source or the destination node id.
-type Endpoint uint8
-
-// The two edge endpoints.
-const (
-	Src Endpoint = iota + 1
-	Dst
-)
-
-func (e Endpoint) String() string {
-	if e == Dst {
-		return "dst"
-	}
-	return "src"
-}
 
 // Committed is the read-only view of the committed state (the pinned base
 // snapshot of the write) that Validate needs. Implementations answer from
@@ -40,7 +25,7 @@ type Committed interface {
 	LookupUnique(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, error)
 	// EdgeIDs returns the ids of committed edges of edgeType whose end
 	// column equals nodeID.
-	EdgeIDs(ctx context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error)
+	EdgeIDs(ctx context.Context, edgeType string, end snapshot.Endpoint, nodeID string) ([]string, error)
 	// EdgeEnds returns the endpoints of a committed edge; ok is false if
 	// the id is not committed.
 	EdgeEnds(ctx context.Context, edgeType, id string) (src, dst string, ok bool, err error)
@@ -147,7 +132,7 @@ func (d *Delta) PutNode(nt *schema.NodeType, row Row, policy DupPolicy) error {
 		if len(nt.Key) > 0 {
 			return uniqueError(nt.Name, nt.Key, nodeTupleTypes(nt, nt.Key), rowTuple(nt.Key, row), row.ID, row.ID)
 		}
-		return &KeyConflictError{TypeKey: NodeKey(nt.Name), EntityID: row.ID}
+		return &KeyConflictError{TypeKey: snapshot.NodeKey(nt.Name), EntityID: row.ID}
 	}
 	td.add(row)
 	return nil
@@ -161,7 +146,7 @@ func (d *Delta) PutEdge(et *schema.EdgeType, row Row, policy DupPolicy) error {
 			td.Upserts[i] = row
 			return nil
 		}
-		return &KeyConflictError{TypeKey: EdgeKey(et.Name), EntityID: row.ID}
+		return &KeyConflictError{TypeKey: snapshot.EdgeKey(et.Name), EntityID: row.ID}
 	}
 	td.add(row)
 	return nil
@@ -286,7 +271,7 @@ func (v *validator) strictInserts() error {
 				return err
 			}
 			if ok {
-				return &KeyConflictError{TypeKey: NodeKey(nt.Name), EntityID: r.ID}
+				return &KeyConflictError{TypeKey: snapshot.NodeKey(nt.Name), EntityID: r.ID}
 			}
 		}
 	}
@@ -301,7 +286,7 @@ func (v *validator) strictInserts() error {
 				return err
 			}
 			if ok {
-				return &KeyConflictError{TypeKey: EdgeKey(et.Name), EntityID: r.ID}
+				return &KeyConflictError{TypeKey: snapshot.EdgeKey(et.Name), EntityID: r.ID}
 			}
 		}
 	}
@@ -371,7 +356,7 @@ func (v *validator) uniques() error {
 			// same key is the same entity: only non-key uniques are checked
 			// against committed state.
 			isKey := i == 0 && len(nt.Key) > 0
-			if err := v.unique(NodeKey(nt.Name), nt.Name, cols, nodeTupleTypes(nt, cols), td, !isKey); err != nil {
+			if err := v.unique(snapshot.NodeKey(nt.Name), nt.Name, cols, nodeTupleTypes(nt, cols), td, !isKey); err != nil {
 				return err
 			}
 		}
@@ -382,7 +367,7 @@ func (v *validator) uniques() error {
 			continue
 		}
 		for _, cols := range et.Uniques {
-			if err := v.unique(EdgeKey(et.Name), et.Name, cols, edgeTupleTypes(et, cols), td, true); err != nil {
+			if err := v.unique(snapshot.EdgeKey(et.Name), et.Name, cols, edgeTupleTypes(et, cols), td, true); err != nil {
 				return err
 			}
 		}
@@ -561,9 +546,9 @@ func (v *validator) nodeExistsUncached(nodeType, id string) (bool, error) {
 	return v.committed.NodeExists(v.ctx, nodeType, id)
 }
 
-func refError(et *schema.EdgeType, edgeID string, end Endpoint, nodeID string) error {
+func refError(et *schema.EdgeType, edgeID string, end snapshot.Endpoint, nodeID string) error {
 	nodeType := et.From
-	if end == Dst {
+	if end == snapshot.Dst {
 		nodeType = et.To
 	}
 	return &ConstraintError{Kind: ConstraintReference, Type: et.Name, Prop: end.String(), ID: edgeID,
@@ -582,10 +567,10 @@ func (v *validator) references() error {
 		}
 		for _, r := range td.Upserts {
 			for _, end := range []struct {
-				e    Endpoint
+				e    snapshot.Endpoint
 				typ  string
 				node string
-			}{{Src, et.From, r.Src}, {Dst, et.To, r.Dst}} {
+			}{{snapshot.Src, et.From, r.Src}, {snapshot.Dst, et.To, r.Dst}} {
 				ok, err := v.nodeExists(end.typ, end.node)
 				if err != nil {
 					return err
@@ -602,8 +587,8 @@ func (v *validator) references() error {
 			continue
 		}
 		for _, et := range v.cat.Edges {
-			for _, end := range []Endpoint{Src, Dst} {
-				if (end == Src && et.From != nt.Name) || (end == Dst && et.To != nt.Name) {
+			for _, end := range []snapshot.Endpoint{snapshot.Src, snapshot.Dst} {
+				if (end == snapshot.Src && et.From != nt.Name) || (end == snapshot.Dst && et.To != nt.Name) {
 					continue
 				}
 				if err := v.orphans(et, end, nt.Name, td); err != nil {
@@ -615,7 +600,7 @@ func (v *validator) references() error {
 	return nil
 }
 
-func (v *validator) orphans(et *schema.EdgeType, end Endpoint, nodeType string, nodes *TypeDelta) error {
+func (v *validator) orphans(et *schema.EdgeType, end snapshot.Endpoint, nodeType string, nodes *TypeDelta) error {
 	etd := v.edge(et.Name)
 	if etd != nil && etd.Replace {
 		return nil // committed edges of this type are gone; staged ones were checked
@@ -688,7 +673,7 @@ func (v *validator) cards() error {
 		for _, src := range order {
 			n := int64(staged[src])
 			if !td.Replace {
-				ids, err := v.committed.EdgeIDs(v.ctx, et.Name, Src, src)
+				ids, err := v.committed.EdgeIDs(v.ctx, et.Name, snapshot.Src, src)
 				if err != nil {
 					return err
 				}

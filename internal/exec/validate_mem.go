@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -113,10 +114,10 @@ func (m *MemState) LookupUnique(_ context.Context, typeKey string, cols []string
 }
 
 // EdgeIDs implements Committed, returning ids sorted.
-func (m *MemState) EdgeIDs(_ context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error) {
+func (m *MemState) EdgeIDs(_ context.Context, edgeType string, end snapshot.Endpoint, nodeID string) ([]string, error) {
 	var ids []string
 	for id, r := range m.edges[edgeType] {
-		if (end == Src && r.Src == nodeID) || (end == Dst && r.Dst == nodeID) {
+		if (end == snapshot.Src && r.Src == nodeID) || (end == snapshot.Dst && r.Dst == nodeID) {
 			ids = append(ids, id)
 		}
 	}

@@ -70,14 +70,6 @@ func (e *KeyConflictError) Error() string {
 	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
 }
 
-// NodeKey and EdgeKey build the type keys used by Committed and
-// KeyConflictError; node and edge types live in separate namespaces, so a
-// bare name would be ambiguous.
-func NodeKey(name string) string { return "node:" + name }
-
-// EdgeKey: see NodeKey.
-func EdgeKey(name string) string { return "edge:" + name }
-
 // CheckNodeRow checks one node row image against the per-row constraints of
 // its type: non-nullable properties set, enum membership, @range and
 // @check. A missing map entry counts as null. It returns the first

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // world is the committed state most validation cases start from:
@@ -375,7 +376,7 @@ func (e errCommitted) NodeExists(context.Context, string, string) (bool, error) 
 func (e errCommitted) LookupUnique(context.Context, string, []string, []any) ([]string, error) {
 	return nil, e.err
 }
-func (e errCommitted) EdgeIDs(context.Context, string, Endpoint, string) ([]string, error) {
+func (e errCommitted) EdgeIDs(context.Context, string, snapshot.Endpoint, string) ([]string, error) {
 	return nil, e.err
 }
 func (e errCommitted) EdgeEnds(context.Context, string, string) (string, string, bool, error) {

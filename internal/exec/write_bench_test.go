@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkPeerWrite(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ps, err := snap.state(ctx, NodeKey("Person"))
+			ps, err := snap.State(ctx, snapshot.NodeKey("Person"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // TestDerivedImageMatchesAssembly pins derived images (write_derive.go):
@@ -100,19 +102,20 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for _, tk := range []string{NodeKey("Person"), EdgeKey("Knows")} {
-						st, err := snap.state(ctx, tk)
+					for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
+						st, err := snap.State(ctx, tk)
 						if err != nil {
 							t.Fatal(err)
 						}
-						props, edge, _ := snap.tableProps(tk)
-						want, err := snap.decodeState(ctx, st, props, edge)
+						_ = st
+						edge := tk == snapshot.EdgeKey("Knows")
+						want, err := snap.Decode(ctx, tk)
 						if err != nil {
 							t.Fatal(err)
 						}
 						where := fmt.Sprintf("step %d %s %s", s, b, tk)
-						e := seen{where: where, ids: slices.Clone(want.ids), src: slices.Clone(want.src), dst: slices.Clone(want.dst), cols: map[string][]any{}}
-						for k, c := range want.cols {
+						e := seen{where: where, ids: slices.Clone(want.IDs), src: slices.Clone(want.Src), dst: slices.Clone(want.Dst), cols: map[string][]any{}}
+						for k, c := range want.Cols {
 							e.cols[k] = slices.Clone(c)
 						}
 						var ids []string
@@ -122,7 +125,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 								t.Fatal(err)
 							}
 							ids, e.gotIDs, e.gotSrc, e.gotDst, e.gotCols = et.IDs, &et.IDs, &et.Src, &et.Dst, et.Cols
-							if et.grow != nil {
+							if et.Derived() {
 								derived++
 							}
 						} else {
@@ -131,7 +134,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 								t.Fatal(err)
 							}
 							ids, e.gotIDs, e.gotCols = nt.IDs, &nt.IDs, nt.Cols
-							if nt.grow != nil {
+							if nt.Derived() {
 								derived++
 							}
 						}
@@ -164,7 +167,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := snap.state(ctx, NodeKey("Person"))
+			st, err := snap.State(ctx, snapshot.NodeKey("Person"))
 			if err != nil {
 				t.Fatal(err)
 			}

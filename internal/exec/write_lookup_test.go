@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
@@ -127,8 +127,8 @@ func TestFragSetMatchesImage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, tk := range []string{NodeKey("Person"), EdgeKey("Knows")} {
-					st, err := snap.state(ctx, tk)
+				for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
+					st, err := snap.State(ctx, tk)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -147,105 +147,24 @@ func TestFragSetMatchesImage(t *testing.T) {
 	}
 }
 
-func checkFragSet(t *testing.T, snap *GraphSnapshot, st *table.State, tk, where string, rng *rand.Rand, seen map[string]bool) {
+func checkFragSet(t *testing.T, snap *snapshot.Snapshot, st *table.State, tk, where string, rng *rand.Rand, seen map[string]bool) {
 	t.Helper()
 	ctx := context.Background()
-	props, edge, err := snap.tableProps(tk)
+	want, err := snap.Decode(ctx, tk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := snap.decodeState(ctx, st, props, edge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantRow := map[string]int{}
-	for i, id := range want.ids {
-		wantRow[id] = i
-	}
-	fs, err := snap.fragSet(ctx, tk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fs.live != len(want.ids) {
-		t.Fatalf("%s: fragSet has %d live rows, decode %d", where, fs.live, len(want.ids))
-	}
-	for _, id := range want.ids {
+	for _, id := range want.IDs {
 		seen[id] = true
 	}
-	probe := slices.Sorted(maps.Keys(seen))
-	c := snapshotCommitted{s: snap}
-	_, name := splitTableKey(tk)
-	for _, id := range probe {
-		w, exists := wantRow[id]
-		part, off, ok := fs.locate(id)
-		if ok != exists || (ok && (fs.imageRow(part, off) != w || fs.parts[part].ids[off] != id)) {
-			t.Fatalf("%s: locate(%s) = (%d, %d, %v), want row %d exists %v", where, id, part, off, ok, w, exists)
-		}
-		if edge {
-			src, dst, ok, err := c.EdgeEnds(ctx, name, id)
-			if err != nil || ok != exists || (ok && (src != want.src[w] || dst != want.dst[w])) {
-				t.Fatalf("%s: EdgeEnds(%s) = %s %s %v %v", where, id, src, dst, ok, err)
-			}
-		} else if ok, err := c.NodeExists(ctx, name, id); err != nil || ok != exists {
-			t.Fatalf("%s: NodeExists(%s) = %v %v, want %v", where, id, ok, err, exists)
-		}
-	}
-	// committedRows against the scan of the id column (table.Delete's way).
-	var ids []string
-	for _, id := range probe {
+	var probe []string
+	for _, id := range slices.Sorted(maps.Keys(seen)) {
 		if rng.IntN(3) == 0 {
-			ids = append(ids, id)
+			probe = append(probe, id)
 		}
 	}
-	got, err := snap.committedRows(ctx, tk, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := map[string][]int64{}
-	if len(ids) > 0 {
-		sc, err := table.Scan(ctx, snap.g.st, st, table.ScanOptions{Columns: []string{table.KeyColumn},
-			Filters: []table.Filter{table.In(table.KeyColumn, ids...)}, RowOffsets: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sc.Next() {
-			ref[sc.Fragment()] = append(ref[sc.Fragment()], sc.Offsets()...)
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		sc.Close()
-	}
-	for _, m := range []map[string][]int64{got, ref} {
-		for _, k := range slices.Collect(maps.Keys(m)) {
-			slices.Sort(m[k])
-			m[k] = slices.Compact(m[k]) // a repeated id repeats its offset; DeleteRows dedupes
-		}
-	}
-	if !reflect.DeepEqual(got, ref) {
-		t.Fatalf("%s: committedRows(%v) = %v, scan %v", where, ids, got, ref)
-	}
-	if edge {
-		return
-	}
-	// NodeTable.Row through the layout, then (past the lookup threshold)
-	// through the flat map; and the key-canonical shortcut.
-	nt, err := snap.Nodes(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols}
-	for range 3 {
-		for _, id := range probe {
-			w, exists := wantRow[id]
-			r, ok := nt.Row(id)
-			if ok != exists || (ok && r != w) {
-				t.Fatalf("%s: Row(%s) = %d %v (after %d lookups), want %d %v", where, id, r, ok, nt.lookups.Load(), w, exists)
-			}
-		}
-	}
-	if nt.keyCanonical() != flat.keyCanonical() {
-		t.Fatalf("%s: keyCanonical with layout %v, without %v", where, nt.keyCanonical(), flat.keyCanonical())
+	if err := snap.Check(ctx, tk, probe); err != nil {
+		t.Fatalf("%s (%d fragments): %v", where, st.NumFragments(), err)
 	}
 }
 
@@ -276,7 +195,7 @@ func TestMatchingNodesKeyPath(t *testing.T) {
 			}
 			var out [2]string
 			for i, off := range []bool{true, false} {
-				x := &mutExec{noKeyPath: off, snap: snap, cat: snap.cat, vals: newMutValues(plans[q], params, g.now().UTC()),
+				x := &mutExec{noKeyPath: off, snap: snap, cat: snap.Catalog(), vals: newMutValues(plans[q], params, g.now().UTC()),
 					nodes: map[string]*mutTable{}, edges: map[string]*mutTable{}}
 				err := x.run(ctx, plans[q])
 				var d *Delta

@@ -5,6 +5,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // matchingNodes calls fn for every live row of the overlay whose property
@@ -46,27 +47,27 @@ func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *sc
 		(p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 		return false, nil
 	}
-	fs, err := x.snap.fragSet(ctx, NodeKey(nt.Name))
+	fs, err := x.snap.Layout(ctx, snapshot.NodeKey(nt.Name))
 	if err != nil {
 		return false, err
 	}
-	if !fs.keyCanonical(nt) {
+	if !fs.KeyCanonical(nt) {
 		return false, nil
 	}
-	part, off, found := fs.locate(v)
+	part, off, found := fs.Locate(v)
 	if !found {
 		return true, nil
 	}
-	d := fs.parts[part]
+	d := fs.Part(part)
 	t := x.table(x.nodes, nt.Name)
-	id := d.ids[off]
-	if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !m.match(d.cols[p.Name][off]) {
+	id := d.IDs[off]
+	if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !m.match(d.Cols[p.Name][off]) {
 		return true, nil
 	}
 	fn(id, func() Row {
 		vals := make(map[string]any, len(nt.Props))
 		for _, q := range nt.Props {
-			vals[q.Name] = d.cols[q.Name][off]
+			vals[q.Name] = d.Cols[q.Name][off]
 		}
 		return Row{ID: id, Values: vals}
 	})

@@ -166,6 +166,12 @@ func ReadDeletionVector(ctx context.Context, st storage.Store, key string) (Dele
 	return decodeDV(key, b)
 }
 
+// LoadDeletionVector reads the deletion vector of f and checks it belongs
+// to f; a mismatch is a *CorruptError naming the vector.
+func LoadDeletionVector(ctx context.Context, st storage.Store, f Fragment) (DeletionVector, error) {
+	return loadDV(ctx, st, f)
+}
+
 // loadDV reads the deletion vector of f and checks it belongs to f.
 func loadDV(ctx context.Context, st storage.Store, f Fragment) (DeletionVector, error) {
 	dv, err := ReadDeletionVector(ctx, st, f.DV)

@@ -1,4 +1,4 @@
-package exec
+package snapshot
 
 import (
 	"context"
@@ -7,20 +7,6 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
-
-// Snapshot is one immutable version of a graph as the executor reads it: the
-// catalog plus decoded node and edge tables. Implementations materialize
-// tables lazily from immutable table states and cache them by state, so two
-// snapshots that share a table state share its decoded image.
-//
-// A Snapshot never changes after creation; it is safe for concurrent use.
-type Snapshot interface {
-	Catalog() *schema.Catalog
-	// Nodes returns the table of node type typ (exact name).
-	Nodes(ctx context.Context, typ string) (*NodeTable, error)
-	// Edges returns the table of edge type typ (exact catalog name).
-	Edges(ctx context.Context, typ string) (*EdgeTable, error)
-}
 
 // NodeTable is the decoded image of one node table: row i is the node
 // IDs[i] with property values Cols[p][i] (the value model of value.go; nil
@@ -40,15 +26,13 @@ type NodeTable struct {
 	// Row answers through the fragments' own id indexes until the image
 	// has served rowLookupsBeforeIndex(n) lookups, so a read right after
 	// a write does not hash the whole table for a few point lookups.
-	layout  *fragSet
+	layout  *Layout
 	lookups atomic.Int64
-	grow    *growToken // spare capacity past len(IDs) (write_derive.go)
+	grow    *growToken // spare capacity past len(IDs) (derive.go)
 
-	// ix holds the scan indexes of this image (perf_index.go); noIndex
-	// turns them off (tests compare indexed scans with full scans).
-	ix      tableIndexes
-	noIndex bool
-	stamps  sync.Pool // *stampBuf visited arrays for traversals into this image
+	// ix holds the scan indexes of this image (index.go).
+	ix     tableIndexes
+	stamps sync.Pool // *stampBuf visited arrays for traversals into this image
 }
 
 // Len returns the number of nodes.
@@ -60,7 +44,7 @@ func (t *NodeTable) Row(id string) (int, bool) {
 		t.lookups.Load() < rowLookupsBeforeIndex(len(t.IDs))) {
 		// A single clean fragment's own index is exactly the image's.
 		t.lookups.Add(1)
-		part, off, ok := t.layout.locate(id)
+		part, off, ok := t.layout.Locate(id)
 		if !ok {
 			return 0, false
 		}
@@ -106,10 +90,10 @@ type EdgeTable struct {
 	out     map[string][]int32 // src id → edge rows, in row order
 	in      map[string][]int32 // dst id → edge rows, in row order
 
-	layout *fragSet   // fragment view the image was built from (write_lookup.go)
-	grow   *growToken // spare capacity past len(IDs) (write_derive.go)
+	layout *Layout    // fragment view the image was built from (layout.go)
+	grow   *growToken // spare capacity past len(IDs) (derive.go)
 
-	csrs  csrCache // row-resolved adjacencies for traversal (perf_adj.go)
+	csrs  csrCache // row-resolved adjacencies for traversal (adjacency.go)
 	noCSR bool     // walk the id-keyed maps instead (tests compare the two)
 }
 
@@ -148,19 +132,19 @@ func (t *EdgeTable) Value(row int, prop string) any {
 	return c[row]
 }
 
-// MemSnapshot is a Snapshot held entirely in memory; tests and the staging
+// Mem is a Snapshot held entirely in memory; tests and the staging
 // area of writes build one directly.
-type MemSnapshot struct {
+type Mem struct {
 	Cat   *schema.Catalog
 	NodeT map[string]*NodeTable
 	EdgeT map[string]*EdgeTable
 }
 
-// Catalog implements Snapshot.
-func (m *MemSnapshot) Catalog() *schema.Catalog { return m.Cat }
+// Catalog returns the catalog of the tables.
+func (m *Mem) Catalog() *schema.Catalog { return m.Cat }
 
-// Nodes implements Snapshot; a declared type with no table is empty.
-func (m *MemSnapshot) Nodes(_ context.Context, typ string) (*NodeTable, error) {
+// Nodes returns the table of node type typ; a declared type with no table is empty.
+func (m *Mem) Nodes(_ context.Context, typ string) (*NodeTable, error) {
 	if t, ok := m.NodeT[typ]; ok {
 		return t, nil
 	}
@@ -171,8 +155,8 @@ func (m *MemSnapshot) Nodes(_ context.Context, typ string) (*NodeTable, error) {
 	return &NodeTable{Type: nt, Cols: map[string][]any{}}, nil
 }
 
-// Edges implements Snapshot; a declared type with no table is empty.
-func (m *MemSnapshot) Edges(_ context.Context, typ string) (*EdgeTable, error) {
+// Edges returns the table of edge type typ; a declared type with no table is empty.
+func (m *Mem) Edges(_ context.Context, typ string) (*EdgeTable, error) {
 	if t, ok := m.EdgeT[typ]; ok {
 		return t, nil
 	}
@@ -193,3 +177,19 @@ type UnknownTypeError struct {
 }
 
 func (e *UnknownTypeError) Error() string { return "unknown " + e.Kind + " type '" + e.Name + "'" }
+
+// Endpoint selects an edge column: the source or the destination node id.
+type Endpoint uint8
+
+// The two edge endpoints.
+const (
+	Src Endpoint = iota + 1
+	Dst
+)
+
+func (e Endpoint) String() string {
+	if e == Dst {
+		return "dst"
+	}
+	return "src"
+}

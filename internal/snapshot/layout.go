@@ -1,11 +1,9 @@
-package exec
+package snapshot
 
 import (
 	"context"
 	"fmt"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -18,7 +16,7 @@ import (
 // the one committed row holding v. Assembling the whole table image (a
 // copy of every live row) and hashing its ids for that made every write
 // O(table). Instead a table state is seen as its fragments' cached images
-// (perf_image.go), each with an id → offset index built once per fragment
+// (image.go), each with an id → offset index built once per fragment
 // and kept with its image, plus the fragments' deletion vectors (cached by
 // their immutable keys). A write adds one fragment, so every lookup after
 // it reuses every index but the new fragment's, which is tiny.
@@ -33,10 +31,10 @@ import (
 //
 // INVARIANT: ids are unique within a fragment (every writer stages at most
 // one image per id), so the index is a function.
-func (d *decodedRows) rowOf(id string) (int32, bool) {
+func (d *Rows) rowOf(id string) (int32, bool) {
 	d.idxOnce.Do(func() {
-		d.byID = make(map[string]int32, len(d.ids))
-		for i, id := range d.ids {
+		d.byID = make(map[string]int32, len(d.IDs))
+		for i, id := range d.IDs {
 			d.byID[id] = int32(i)
 		}
 	})
@@ -44,12 +42,12 @@ func (d *decodedRows) rowOf(id string) (int32, bool) {
 	return r, ok
 }
 
-// keyCanonical reports whether every row of the fragment image (deleted
+// KeyCanonical reports whether every row of the fragment image (deleted
 // or not) has as id the canonical rendering of its single-property String
 // or enum @key, so that the row holding key v is the row with id v.
 // Checked once per fragment image (the image is keyed by schema, so nt is
 // the same on every call).
-func (d *decodedRows) keyCanonical(nt *schema.NodeType) bool {
+func (d *Rows) KeyCanonical(nt *schema.NodeType) bool {
 	d.canonOnce.Do(func() {
 		if nt == nil || len(nt.Key) != 1 {
 			return
@@ -58,12 +56,12 @@ func (d *decodedRows) keyCanonical(nt *schema.NodeType) bool {
 		if !ok || (p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 			return
 		}
-		col := d.cols[p.Name]
-		if len(col) != len(d.ids) {
+		col := d.Cols[p.Name]
+		if len(col) != len(d.IDs) {
 			return
 		}
 		for i, v := range col {
-			if s, ok := v.(string); !ok || s != d.ids[i] {
+			if s, ok := v.(string); !ok || s != d.IDs[i] {
 				return
 			}
 		}
@@ -72,22 +70,22 @@ func (d *decodedRows) keyCanonical(nt *schema.NodeType) bool {
 	return d.canon
 }
 
-// fragSet is a table state seen as the cached images and deletion vectors
+// Layout is a table state seen as the cached images and deletion vectors
 // of its fragments, in state order. Immutable once built.
-type fragSet struct {
-	keys  []string       // fragment object keys
-	dvs   []string       // deletion-vector keys ("" for none)
-	parts []*decodedRows // whole fragment images (deleted rows included)
-	dels  [][]int64      // sorted deleted offsets per fragment (nil: none)
-	base  []int          // image row of each fragment's first live row
-	live  int            // live rows in all
+type Layout struct {
+	keys  []string  // fragment object keys
+	dvs   []string  // deletion-vector keys ("" for none)
+	parts []*Rows   // whole fragment images (deleted rows included)
+	dels  [][]int64 // sorted deleted offsets per fragment (nil: none)
+	base  []int     // image row of each fragment's first live row
+	live  int       // live rows in all
 }
 
 // locate returns the fragment and offset of the live row with this id.
 // Ids are unique among a state's live rows (NodeTable's invariant), so the
 // first live hit is the only one; newer fragments are tried first because
 // a recently written id is the likelier target.
-func (fs *fragSet) locate(id string) (part int, off int32, ok bool) {
+func (fs *Layout) Locate(id string) (part int, off int32, ok bool) {
 	for i := len(fs.parts) - 1; i >= 0; i-- {
 		o, hit := fs.parts[i].rowOf(id)
 		if !hit {
@@ -103,16 +101,16 @@ func (fs *fragSet) locate(id string) (part int, off int32, ok bool) {
 
 // imageRow converts a live (fragment, offset) to its row in the assembled
 // image: the image is the fragments' live rows concatenated in state order.
-func (fs *fragSet) imageRow(part int, off int32) int {
+func (fs *Layout) imageRow(part int, off int32) int {
 	before, _ := slices.BinarySearch(fs.dels[part], int64(off))
 	return fs.base[part] + int(off) - before
 }
 
-// keyCanonical reports whether every fragment is key-canonical (so, in
+// KeyCanonical reports whether every fragment is key-canonical (so, in
 // particular, every live row).
-func (fs *fragSet) keyCanonical(nt *schema.NodeType) bool {
+func (fs *Layout) KeyCanonical(nt *schema.NodeType) bool {
 	for _, p := range fs.parts {
-		if !p.keyCanonical(nt) {
+		if !p.KeyCanonical(nt) {
 			return false
 		}
 	}
@@ -123,11 +121,11 @@ func (fs *fragSet) keyCanonical(nt *schema.NodeType) bool {
 // the life of the snapshot (one write attempt or one query).
 type snapMemo struct {
 	mu    sync.Mutex
-	frags map[string]*fragSet
+	frags map[string]*Layout
 }
 
-// fragSet returns (memoized per snapshot) the fragment view of table tk.
-func (s *GraphSnapshot) fragSet(ctx context.Context, tk string) (*fragSet, error) {
+// Layout returns (memoized per snapshot) the fragment view of table tk.
+func (s *Snapshot) Layout(ctx context.Context, tk string) (*Layout, error) {
 	s.memo.mu.Lock()
 	fs := s.memo.frags[tk]
 	s.memo.mu.Unlock()
@@ -138,7 +136,7 @@ func (s *GraphSnapshot) fragSet(ctx context.Context, tk string) (*fragSet, error
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.state(ctx, tk)
+	st, err := s.State(ctx, tk)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +146,7 @@ func (s *GraphSnapshot) fragSet(ctx context.Context, tk string) (*fragSet, error
 	}
 	s.memo.mu.Lock()
 	if s.memo.frags == nil {
-		s.memo.frags = map[string]*fragSet{}
+		s.memo.frags = map[string]*Layout{}
 	}
 	s.memo.frags[tk] = fs
 	s.memo.mu.Unlock()
@@ -156,8 +154,8 @@ func (s *GraphSnapshot) fragSet(ctx context.Context, tk string) (*fragSet, error
 }
 
 // tableProps returns the declared properties of table tk.
-func (s *GraphSnapshot) tableProps(tk string) ([]*schema.Property, bool, error) {
-	kind, name := splitTableKey(tk)
+func (s *Snapshot) tableProps(tk string) ([]*schema.Property, bool, error) {
+	kind, name := SplitKey(tk)
 	if kind == "node" {
 		nt, ok := s.cat.Node(name)
 		if !ok {
@@ -174,12 +172,12 @@ func (s *GraphSnapshot) tableProps(tk string) ([]*schema.Property, bool, error) 
 
 // buildFragSet loads (through the cache) every fragment image and deletion
 // vector of st.
-func (s *GraphSnapshot) buildFragSet(ctx context.Context, tk string, st *table.State, props []*schema.Property, edge bool) (*fragSet, error) {
+func (s *Snapshot) buildFragSet(ctx context.Context, tk string, st *table.State, props []*schema.Property, edge bool) (*Layout, error) {
 	frags := st.Fragments()
-	fs := &fragSet{keys: make([]string, len(frags)), dvs: make([]string, len(frags)), parts: make([]*decodedRows, len(frags)),
+	fs := &Layout{keys: make([]string, len(frags)), dvs: make([]string, len(frags)), parts: make([]*Rows, len(frags)),
 		dels: make([][]int64, len(frags)), base: make([]int, len(frags))}
 	for i, f := range frags {
-		d, err := s.fragmentImage(ctx, tk, st, f, props, edge)
+		d, err := s.FragmentImage(ctx, tk, st, f, props, edge)
 		if err != nil {
 			return nil, err
 		}
@@ -189,21 +187,22 @@ func (s *GraphSnapshot) buildFragSet(ctx context.Context, tk string, st *table.S
 			if err != nil {
 				return nil, err
 			}
-			if int64(len(d.ids)) != f.Rows {
-				return nil, fmt.Errorf("exec: deletion vector %s does not match fragment %s", f.DV, f.Key)
+			if int64(len(d.IDs)) != f.Rows {
+				return nil, &table.CorruptError{Key: f.Key, Offset: -1,
+					Reason: fmt.Sprintf("fragment decodes to %d rows, its table state says %d", len(d.IDs), f.Rows)}
 			}
 			fs.dels[i] = offs
 		}
-		fs.live += len(d.ids) - len(fs.dels[i])
+		fs.live += len(d.IDs) - len(fs.dels[i])
 	}
 	return fs, nil
 }
 
-// deletionVector reads (cached by its immutable key) the sorted deleted
-// offsets of fragment f, checked against f.
-func (s *GraphSnapshot) deletionVector(ctx context.Context, f table.Fragment) ([]int64, error) {
-	v, err := s.g.cache.GetOrLoad(ctx, "exec/dvlist/"+f.DV, func(ctx context.Context) (any, int64, error) {
-		dv, err := table.ReadDeletionVector(ctx, s.g.st, f.DV)
+// deletionVector reads (cached by its immutable key, checked against f by
+// table.LoadDeletionVector) the sorted deleted offsets of fragment f.
+func (s *Snapshot) deletionVector(ctx context.Context, f table.Fragment) ([]int64, error) {
+	v, err := s.l.cache.GetOrLoad(ctx, "exec/dvlist/"+f.DV, func(ctx context.Context) (any, int64, error) {
+		dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -212,27 +211,35 @@ func (s *GraphSnapshot) deletionVector(ctx context.Context, f table.Fragment) ([
 	if err != nil {
 		return nil, err
 	}
-	dv := v.(table.DeletionVector)
-	if dv.Fragment != strings.TrimSuffix(path.Base(f.Key), ".parquet") || dv.Rows != f.Rows ||
-		int64(len(dv.Offsets)) != f.Deleted || !slices.IsSorted(dv.Offsets) {
-		return nil, fmt.Errorf("exec: deletion vector %s does not match fragment %s", f.DV, f.Key)
-	}
-	return dv.Offsets, nil
+	return v.(table.DeletionVector).Offsets, nil
 }
 
-// committedRows returns, per fragment key, the offsets of the live rows of
+// CommittedRows returns, per fragment key, the offsets of the live rows of
 // table tk whose ids are in ids (ids not committed are skipped; a repeated
 // id repeats its offset): the input of table.DeleteRows, which dedupes.
-func (s *GraphSnapshot) committedRows(ctx context.Context, tk string, ids []string) (map[string][]int64, error) {
-	fs, err := s.fragSet(ctx, tk)
+func (s *Snapshot) CommittedRows(ctx context.Context, tk string, ids []string) (map[string][]int64, error) {
+	fs, err := s.Layout(ctx, tk)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]int64{}
 	for _, id := range ids {
-		if part, off, ok := fs.locate(id); ok {
+		if part, off, ok := fs.Locate(id); ok {
 			out[fs.keys[part]] = append(out[fs.keys[part]], int64(off))
 		}
 	}
 	return out, nil
+}
+
+// Part returns the image of the i-th fragment (deleted rows included), as
+// numbered by Locate.
+func (fs *Layout) Part(i int) *Rows { return fs.parts[i] }
+
+// DeletedOffsets returns the sorted offsets f's deletion vector hides (nil
+// without one), cached by the vector's immutable key.
+func (s *Snapshot) DeletedOffsets(ctx context.Context, f table.Fragment) ([]int64, error) {
+	if f.DV == "" {
+		return nil, nil
+	}
+	return s.deletionVector(ctx, f)
 }

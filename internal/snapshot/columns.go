@@ -1,7 +1,8 @@
-package exec
+package snapshot
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -22,25 +23,25 @@ var kindToColumn = map[schema.Kind]table.Kind{
 func columnType(t schema.Type) (table.ColumnType, error) {
 	k, ok := kindToColumn[t.Kind]
 	if !ok {
-		return table.ColumnType{}, fmt.Errorf("exec: no column kind for %v", t)
+		return table.ColumnType{}, fmt.Errorf("snapshot: no column kind for %v", t)
 	}
 	ct := table.ColumnType{Kind: k, Nullable: t.Nullable, Dim: t.Dim}
 	if t.Kind == schema.KindList {
 		ek, ok := kindToColumn[t.Elem]
 		if !ok {
-			return table.ColumnType{}, fmt.Errorf("exec: no column kind for list element %v", t.Elem)
+			return table.ColumnType{}, fmt.Errorf("snapshot: no column kind for list element %v", t.Elem)
 		}
 		ct.Elem = ek
 	}
 	return ct, nil
 }
 
-// tableSchemaOf returns the table schema of a table key in cat.
-func tableSchemaOf(cat *schema.Catalog, tk string) (table.Schema, error) {
+// TableSchema returns the table schema of a table key in cat.
+func TableSchema(cat *schema.Catalog, tk string) (table.Schema, error) {
 	str := table.ColumnType{Kind: table.String}
 	var cols []table.Column
 	var props []*schema.Property
-	kind, name := splitTableKey(tk)
+	kind, name := SplitKey(tk)
 	if kind == "node" {
 		nt, ok := cat.Node(name)
 		if !ok {
@@ -65,7 +66,41 @@ func tableSchemaOf(cat *schema.Catalog, tk string) (table.Schema, error) {
 	}
 	s := table.Schema{Columns: cols}
 	if err := s.Validate(); err != nil {
-		return table.Schema{}, fmt.Errorf("exec: table %s: %w", tk, err)
+		return table.Schema{}, fmt.Errorf("snapshot: table %s: %w", tk, err)
 	}
 	return s, nil
+}
+
+// NodeKey and EdgeKey build the type keys used by Committed and
+// KeyConflictError; node and edge types live in separate namespaces, so a
+// bare name would be ambiguous.
+func NodeKey(name string) string { return "node:" + name }
+
+// EdgeKey: see NodeKey.
+func EdgeKey(name string) string { return "edge:" + name }
+
+// TableKeys lists the table keys of a catalog: nodes then edges, catalog order.
+func TableKeys(cat *schema.Catalog) []string {
+	keys := make([]string, 0, len(cat.Nodes)+len(cat.Edges))
+	for _, n := range cat.Nodes {
+		keys = append(keys, NodeKey(n.Name))
+	}
+	for _, e := range cat.Edges {
+		keys = append(keys, EdgeKey(e.Name))
+	}
+	return keys
+}
+
+func SplitKey(tk string) (kind, name string) {
+	if n, ok := strings.CutPrefix(tk, "node:"); ok {
+		return "node", n
+	}
+	n, _ := strings.CutPrefix(tk, "edge:")
+	return "edge", n
+}
+
+// TablePrefix is the object prefix of a table: tables/node-<T> or tables/edge-<T>.
+func TablePrefix(tk string) string {
+	kind, name := SplitKey(tk)
+	return "tables/" + kind + "-" + name
 }

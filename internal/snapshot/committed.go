@@ -1,4 +1,4 @@
-package exec
+package snapshot
 
 import (
 	"context"
@@ -9,37 +9,32 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
-// snapshotCommitted implements Committed (validate.go) over a snapshot's
-// materialized tables. Its lookup indexes (edge id → row, unique tuple →
-// ids) are derived from immutable images, so they are cached on the handle
-// under the image's key and shared by every later write on the same state.
-type snapshotCommitted struct {
-	s *GraphSnapshot
-}
+// The committed-row lookups a write validates against (exec's Committed
+// interface). Their indexes (edge id → row, unique tuple → ids) are derived
+// from immutable images, so they are cached on the handle under the
+// image's key and shared by every later write on the same state.
 
-var _ Committed = snapshotCommitted{}
-
-// NodeExists implements Committed through the fragments' id indexes
-// (write_lookup.go): no table image is assembled for a point write.
-func (c snapshotCommitted) NodeExists(ctx context.Context, nodeType, id string) (bool, error) {
-	nt, ok := c.s.cat.Node(nodeType)
+// NodeExists answers exec.Committed through the fragments' id indexes
+// (layout.go): no table image is assembled for a point write.
+func (s *Snapshot) NodeExists(ctx context.Context, nodeType, id string) (bool, error) {
+	nt, ok := s.cat.Node(nodeType)
 	if !ok {
 		return false, &UnknownTypeError{Kind: "node", Name: nodeType}
 	}
-	fs, err := c.s.fragSet(ctx, NodeKey(nt.Name))
+	fs, err := s.Layout(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return false, err
 	}
-	_, _, ok = fs.locate(id)
+	_, _, ok = fs.Locate(id)
 	return ok, nil
 }
 
-// LookupUnique implements Committed with a hash index per (table, columns).
-func (c snapshotCommitted) LookupUnique(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, error) {
-	if ids, ok, err := c.lookupKey(ctx, typeKey, cols, tuple); ok || err != nil {
+// LookupUnique answers exec.Committed with a hash index per (table, columns).
+func (s *Snapshot) LookupUnique(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, error) {
+	if ids, ok, err := s.lookupKey(ctx, typeKey, cols, tuple); ok || err != nil {
 		return ids, err
 	}
-	idx, err := c.uniqueIndex(ctx, typeKey, cols)
+	idx, err := s.uniqueIndex(ctx, typeKey, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +45,12 @@ func (c snapshotCommitted) LookupUnique(ctx context.Context, typeKey string, col
 // @key through the image's id index: the key value is the node id, so no
 // per-image hash of every row (an O(n) build after every write) is needed.
 // ok is false when the shortcut does not apply.
-func (c snapshotCommitted) lookupKey(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, bool, error) {
-	kind, name := splitTableKey(typeKey)
+func (s *Snapshot) lookupKey(ctx context.Context, typeKey string, cols []string, tuple []any) ([]string, bool, error) {
+	kind, name := SplitKey(typeKey)
 	if kind != "node" || len(cols) != 1 || len(tuple) != 1 {
 		return nil, false, nil
 	}
-	nt, ok := c.s.cat.Node(name)
+	nt, ok := s.cat.Node(name)
 	if !ok || len(nt.Key) != 1 || nt.Key[0] != cols[0] {
 		return nil, false, nil
 	}
@@ -64,24 +59,24 @@ func (c snapshotCommitted) lookupKey(ctx context.Context, typeKey string, cols [
 	if !ok || !isStr || (p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 		return nil, false, nil
 	}
-	fs, err := c.s.fragSet(ctx, NodeKey(nt.Name))
+	fs, err := s.Layout(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return nil, false, err
 	}
-	if !fs.keyCanonical(nt) {
+	if !fs.KeyCanonical(nt) {
 		return nil, false, nil
 	}
-	if _, _, found := fs.locate(v); found {
+	if _, _, found := fs.Locate(v); found {
 		return []string{v}, true, nil
 	}
 	return nil, true, nil
 }
 
-func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols []string) (map[string][]string, error) {
-	key := c.s.imageKey(typeKey) + "/unique/" + strings.Join(cols, "\x00")
-	v, err := c.s.g.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
+func (s *Snapshot) uniqueIndex(ctx context.Context, typeKey string, cols []string) (map[string][]string, error) {
+	key := s.ImageKey(typeKey) + "/unique/" + strings.Join(cols, "\x00")
+	v, err := s.l.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
 		idx := map[string][]string{}
-		kind, name := splitTableKey(typeKey)
+		kind, name := SplitKey(typeKey)
 		tuple := make([]any, len(cols))
 		add := func(id string, get func(col string) any) {
 			for i, col := range cols {
@@ -94,7 +89,7 @@ func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols
 			idx[k] = append(idx[k], id)
 		}
 		if kind == "node" {
-			t, err := c.s.Nodes(ctx, name)
+			t, err := s.Nodes(ctx, name)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -102,7 +97,7 @@ func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols
 				add(id, func(col string) any { return t.Value(i, col) })
 			}
 		} else {
-			t, err := c.s.Edges(ctx, name)
+			t, err := s.Edges(ctx, name)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -131,9 +126,9 @@ func (c snapshotCommitted) uniqueIndex(ctx context.Context, typeKey string, cols
 	return v.(map[string][]string), nil
 }
 
-// EdgeIDs implements Committed through the edge table's adjacency.
-func (c snapshotCommitted) EdgeIDs(ctx context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error) {
-	t, err := c.s.Edges(ctx, edgeType)
+// EdgeIDs answers exec.Committed through the edge table's adjacency.
+func (s *Snapshot) EdgeIDs(ctx context.Context, edgeType string, end Endpoint, nodeID string) ([]string, error) {
+	t, err := s.Edges(ctx, edgeType)
 	if err != nil {
 		return nil, err
 	}
@@ -148,22 +143,22 @@ func (c snapshotCommitted) EdgeIDs(ctx context.Context, edgeType string, end End
 	return ids, nil
 }
 
-// EdgeEnds implements Committed through the fragments' id indexes.
-func (c snapshotCommitted) EdgeEnds(ctx context.Context, edgeType, id string) (string, string, bool, error) {
-	et, ok := c.s.cat.Edge(edgeType)
+// EdgeEnds answers exec.Committed through the fragments' id indexes.
+func (s *Snapshot) EdgeEnds(ctx context.Context, edgeType, id string) (string, string, bool, error) {
+	et, ok := s.cat.Edge(edgeType)
 	if !ok {
 		return "", "", false, &UnknownTypeError{Kind: "edge", Name: edgeType}
 	}
-	fs, err := c.s.fragSet(ctx, EdgeKey(et.Name))
+	fs, err := s.Layout(ctx, EdgeKey(et.Name))
 	if err != nil {
 		return "", "", false, err
 	}
-	part, off, ok := fs.locate(id)
+	part, off, ok := fs.Locate(id)
 	if !ok {
 		return "", "", false, nil
 	}
 	d := fs.parts[part]
-	return d.src[off], d.dst[off], true, nil
+	return d.Src[off], d.Dst[off], true, nil
 }
 
 func engHasNull(tuple []any) bool {

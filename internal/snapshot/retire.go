@@ -1,4 +1,4 @@
-package exec
+package snapshot
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // graph — and every garbage collection marks all of them. The handle keeps
 // instead the imagesKept most recently assembled images per (schema,
 // table) and drops older ones from the cache: a reader that still wants
-// one re-assembles it from the cached fragment images (perf_image.go),
+// one re-assembles it from the cached fragment images (image.go),
 // which costs what the first read after a write costs anyway. Branches and
 // pinned snapshots read alternately stay cached as long as they are among
 // the last imagesKept.
@@ -30,8 +30,8 @@ type imageRing struct {
 
 // recentImages returns the keys of the recently assembled images of tk in
 // this snapshot's schema, newest first.
-func (s *GraphSnapshot) recentImages(tk string) []string {
-	v, ok := s.g.cache.Get("exec/imagering/" + s.c.Schema + "/" + tk)
+func (s *Snapshot) recentImages(tk string) []string {
+	v, ok := s.l.cache.Get("exec/imagering/" + s.c.Schema + "/" + tk)
 	if !ok {
 		return nil
 	}
@@ -46,15 +46,15 @@ func (s *GraphSnapshot) recentImages(tk string) []string {
 // retireImages records that the image of tk in this snapshot was just
 // assembled and removes from the cache the images of the same table that
 // are no longer among the imagesKept most recent.
-func (s *GraphSnapshot) retireImages(ctx context.Context, tk string) {
-	v, err := s.g.cache.GetOrLoad(ctx, "exec/imagering/"+s.c.Schema+"/"+tk, func(context.Context) (any, int64, error) {
+func (s *Snapshot) retireImages(ctx context.Context, tk string) {
+	v, err := s.l.cache.GetOrLoad(ctx, "exec/imagering/"+s.c.Schema+"/"+tk, func(context.Context) (any, int64, error) {
 		return &imageRing{}, 256, nil
 	})
 	if err != nil {
 		return
 	}
 	r := v.(*imageRing)
-	key := s.imageKey(tk)
+	key := s.ImageKey(tk)
 	r.mu.Lock()
 	r.keys = slices.DeleteFunc(r.keys, func(k string) bool { return k == key })
 	r.keys = append(r.keys, key)
@@ -65,6 +65,6 @@ func (s *GraphSnapshot) retireImages(ctx context.Context, tk string) {
 	}
 	r.mu.Unlock()
 	for _, k := range drop {
-		s.g.cache.Remove(k)
+		s.l.cache.Remove(k)
 	}
 }

@@ -1,4 +1,4 @@
-package exec
+package snapshot
 
 import (
 	"reflect"
@@ -13,7 +13,7 @@ import (
 // inline compaction replaces a run of trailing fragments by new ones
 // holding the same rows in the same order. In both cases the new image is
 // the old image plus some rows at its end, so it is derived from a recent
-// image of the same table (write_retire.go's ring) instead of copying every
+// image of the same table (retire.go's ring) instead of copying every
 // live row again:
 //
 //   - the longest common prefix of the two fragment lists (same fragment,
@@ -38,24 +38,24 @@ type growToken struct{ claimed atomic.Bool }
 
 // imageRows views a cached table image as decoded rows, with its layout and
 // grow token; ok is false for an image without a layout.
-func imageRows(v any) (d *decodedRows, layout *fragSet, grow *growToken, ok bool) {
+func imageRows(v any) (d *Rows, layout *Layout, grow *growToken, ok bool) {
 	switch t := v.(type) {
 	case *NodeTable:
-		return &decodedRows{ids: t.IDs, cols: t.Cols}, t.layout, t.grow, t.layout != nil
+		return &Rows{IDs: t.IDs, Cols: t.Cols}, t.layout, t.grow, t.layout != nil
 	case *EdgeTable:
-		return &decodedRows{ids: t.IDs, src: t.Src, dst: t.Dst, cols: t.Cols}, t.layout, t.grow, t.layout != nil
+		return &Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, t.layout, t.grow, t.layout != nil
 	}
 	return nil, nil, nil, false
 }
 
 // deriveImage builds the image of fs from a recent image of the same
 // table when fs only adds rows at its end; ok is false otherwise.
-func (s *GraphSnapshot) deriveImage(tk string, fs *fragSet, props []*schema.Property, edge bool) (*decodedRows, *growToken, bool) {
+func (s *Snapshot) deriveImage(tk string, fs *Layout, props []*schema.Property, edge bool) (*Rows, *growToken, bool) {
 	for _, key := range s.recentImages(tk) {
-		if key == s.imageKey(tk) {
+		if key == s.ImageKey(tk) {
 			continue
 		}
-		v, found := s.g.cache.Get(key)
+		v, found := s.l.cache.Get(key)
 		if !found {
 			continue
 		}
@@ -71,12 +71,12 @@ func (s *GraphSnapshot) deriveImage(tk string, fs *fragSet, props []*schema.Prop
 }
 
 // extendImage derives the image of fs from old (the image of ofs).
-func extendImage(old *decodedRows, ofs *fragSet, grow *growToken, fs *fragSet, props []*schema.Property, edge bool) (*decodedRows, *growToken, bool) {
+func extendImage(old *Rows, ofs *Layout, grow *growToken, fs *Layout, props []*schema.Property, edge bool) (*Rows, *growToken, bool) {
 	p := 0
 	for p < len(ofs.keys) && p < len(fs.keys) && ofs.keys[p] == fs.keys[p] && ofs.dvs[p] == fs.dvs[p] {
 		p++
 	}
-	if p == 0 || len(old.ids) != ofs.live {
+	if p == 0 || len(old.IDs) != ofs.live {
 		return nil, nil, false
 	}
 	oldBase, newBase := ofs.live, fs.live
@@ -95,17 +95,17 @@ func extendImage(old *decodedRows, ofs *fragSet, grow *growToken, fs *fragSet, p
 	// their own: a row hidden by an update or delete shows up there
 	// cheaply, before any value is compared.
 	type rowRef struct {
-		d   *decodedRows
+		d   *Rows
 		off int
 	}
 	var tail []rowRef
 	for i := p; i < len(fs.parts); i++ {
 		d, dels := fs.parts[i], fs.dels[i]
-		for off := range d.ids {
+		for off := range d.IDs {
 			if _, gone := slices.BinarySearch(dels, int64(off)); gone {
 				continue
 			}
-			if k := len(tail); k < oldTail && old.ids[oldBase+k] != d.ids[off] {
+			if k := len(tail); k < oldTail && old.IDs[oldBase+k] != d.IDs[off] {
 				return nil, nil, false
 			}
 			tail = append(tail, rowRef{d, off})
@@ -120,39 +120,39 @@ func extendImage(old *decodedRows, ofs *fragSet, grow *growToken, fs *fragSet, p
 	if len(extra) == 0 {
 		return old, grow, true // same rows: share the image and its spare room
 	}
-	n := len(old.ids) + len(extra)
-	inPlace := grow != nil && cap(old.ids) >= n && (!edge || cap(old.src) >= n && cap(old.dst) >= n)
+	n := len(old.IDs) + len(extra)
+	inPlace := grow != nil && cap(old.IDs) >= n && (!edge || cap(old.Src) >= n && cap(old.Dst) >= n)
 	for _, q := range props {
-		inPlace = inPlace && cap(old.cols[q.Name]) >= n
+		inPlace = inPlace && cap(old.Cols[q.Name]) >= n
 	}
-	out := &decodedRows{cols: make(map[string][]any, len(props))}
+	out := &Rows{Cols: make(map[string][]any, len(props))}
 	if inPlace && grow.claimed.CompareAndSwap(false, true) {
-		out.ids = old.ids
+		out.IDs = old.IDs
 		if edge {
-			out.src, out.dst = old.src, old.dst
+			out.Src, out.Dst = old.Src, old.Dst
 		}
 		for _, q := range props {
-			out.cols[q.Name] = old.cols[q.Name]
+			out.Cols[q.Name] = old.Cols[q.Name]
 		}
 	} else {
 		room := n + n/4 + 1024
-		out.ids = append(make([]string, 0, room), old.ids...)
+		out.IDs = append(make([]string, 0, room), old.IDs...)
 		if edge {
-			out.src = append(make([]string, 0, room), old.src...)
-			out.dst = append(make([]string, 0, room), old.dst...)
+			out.Src = append(make([]string, 0, room), old.Src...)
+			out.Dst = append(make([]string, 0, room), old.Dst...)
 		}
 		for _, q := range props {
-			out.cols[q.Name] = append(make([]any, 0, room), old.cols[q.Name]...)
+			out.Cols[q.Name] = append(make([]any, 0, room), old.Cols[q.Name]...)
 		}
 	}
 	for _, r := range extra {
-		out.ids = append(out.ids, r.d.ids[r.off])
+		out.IDs = append(out.IDs, r.d.IDs[r.off])
 		if edge {
-			out.src = append(out.src, r.d.src[r.off])
-			out.dst = append(out.dst, r.d.dst[r.off])
+			out.Src = append(out.Src, r.d.Src[r.off])
+			out.Dst = append(out.Dst, r.d.Dst[r.off])
 		}
 		for _, q := range props {
-			out.cols[q.Name] = append(out.cols[q.Name], r.d.cols[q.Name][r.off])
+			out.Cols[q.Name] = append(out.Cols[q.Name], r.d.Cols[q.Name][r.off])
 		}
 	}
 	return out, &growToken{}, true
@@ -160,12 +160,12 @@ func extendImage(old *decodedRows, ofs *fragSet, grow *growToken, fs *fragSet, p
 
 // sameRow reports whether row i of a and row j of b hold the same entity
 // and values (a compaction copies rows, so values are equal, not shared).
-func sameRow(a *decodedRows, i int, b *decodedRows, j int, props []*schema.Property, edge bool) bool {
-	if a.ids[i] != b.ids[j] || edge && (a.src[i] != b.src[j] || a.dst[i] != b.dst[j]) {
+func sameRow(a *Rows, i int, b *Rows, j int, props []*schema.Property, edge bool) bool {
+	if a.IDs[i] != b.IDs[j] || edge && (a.Src[i] != b.Src[j] || a.Dst[i] != b.Dst[j]) {
 		return false
 	}
 	for _, q := range props {
-		if !sameValue(a.cols[q.Name][i], b.cols[q.Name][j]) {
+		if !sameValue(a.Cols[q.Name][i], b.Cols[q.Name][j]) {
 			return false
 		}
 	}

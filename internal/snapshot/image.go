@@ -1,4 +1,4 @@
-package exec
+package snapshot
 
 import (
 	"context"
@@ -18,60 +18,52 @@ import (
 // fragments' live rows, in state order — exactly the rows and order a scan
 // of the state returns (TestImageAssemblyMatchesScan).
 
-// decodedRows is the decoded content of a fragment or a table state.
-type decodedRows struct {
-	ids, src, dst []string
-	cols          map[string][]any
+// Rows is the decoded content of a fragment or a table state: row i is
+// IDs[i] (with Src[i], Dst[i] for edges) and property values Cols[p][i].
+//
+// Images are immutable once built; the slices must not be modified.
+type Rows struct {
+	IDs, Src, Dst []string
+	Cols          map[string][]any
 
-	// Lazily built lookups of a fragment image (write_lookup.go).
+	// Lazily built lookups of a fragment image (layout.go).
 	idxOnce   sync.Once
 	byID      map[string]int32
 	canonOnce sync.Once
 	canon     bool
 }
 
-// assembleImage builds the image of st from cached fragment images. It
-// also returns the fragment view the image was assembled from, which maps
-// every image row to its fragment and offset (fragSet.imageRow).
-func (s *GraphSnapshot) assembleImage(ctx context.Context, tk string, st *table.State, props []*schema.Property, edge bool) (*decodedRows, *fragSet, error) {
-	fs, err := s.buildFragSet(ctx, tk, st, props, edge)
-	if err != nil {
-		return nil, nil, err
-	}
-	return assembleFrom(fs, props, edge), fs, nil
-}
-
 // assembleFrom concatenates the live rows of fs's fragments.
-func assembleFrom(fs *fragSet, props []*schema.Property, edge bool) *decodedRows {
+func assembleFrom(fs *Layout, props []*schema.Property, edge bool) *Rows {
 	parts, dels, live := fs.parts, fs.dels, fs.live
 	// One fragment without deletions: share its image (both are immutable).
 	if len(parts) == 1 && dels[0] == nil {
 		return parts[0]
 	}
-	out := &decodedRows{ids: make([]string, 0, live), cols: make(map[string][]any, len(props))}
+	out := &Rows{IDs: make([]string, 0, live), Cols: make(map[string][]any, len(props))}
 	if edge {
-		out.src = make([]string, 0, live)
-		out.dst = make([]string, 0, live)
+		out.Src = make([]string, 0, live)
+		out.Dst = make([]string, 0, live)
 	}
 	for _, p := range props {
-		out.cols[p.Name] = make([]any, 0, live)
+		out.Cols[p.Name] = make([]any, 0, live)
 	}
 	for i, d := range parts {
 		// Copy the runs of live rows between deleted offsets.
 		lo := 0
 		for k := 0; k <= len(dels[i]); k++ {
-			hi := len(d.ids)
+			hi := len(d.IDs)
 			if k < len(dels[i]) {
 				hi = int(dels[i][k])
 			}
 			if hi > lo {
-				out.ids = append(out.ids, d.ids[lo:hi]...)
+				out.IDs = append(out.IDs, d.IDs[lo:hi]...)
 				if edge {
-					out.src = append(out.src, d.src[lo:hi]...)
-					out.dst = append(out.dst, d.dst[lo:hi]...)
+					out.Src = append(out.Src, d.Src[lo:hi]...)
+					out.Dst = append(out.Dst, d.Dst[lo:hi]...)
 				}
 				for _, p := range props {
-					out.cols[p.Name] = append(out.cols[p.Name], d.cols[p.Name][lo:hi]...)
+					out.Cols[p.Name] = append(out.Cols[p.Name], d.Cols[p.Name][lo:hi]...)
 				}
 			}
 			lo = hi + 1
@@ -80,11 +72,11 @@ func assembleFrom(fs *fragSet, props []*schema.Property, edge bool) *decodedRows
 	return out
 }
 
-// fragmentImage decodes (cached by schema and fragment key) every row of
+// FragmentImage decodes (cached by schema and fragment key) every row of
 // fragment f, deleted or not.
-func (s *GraphSnapshot) fragmentImage(ctx context.Context, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool) (*decodedRows, error) {
+func (s *Snapshot) FragmentImage(ctx context.Context, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool) (*Rows, error) {
 	key := "exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key
-	v, err := s.g.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
+	v, err := s.l.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
 		empty, err := table.NewState(st.Schema())
 		if err != nil {
 			return nil, 0, err
@@ -99,10 +91,23 @@ func (s *GraphSnapshot) fragmentImage(ctx context.Context, tk string, st *table.
 		if err != nil {
 			return nil, 0, err
 		}
-		return d, imageSize(len(d.ids), len(props), edge), nil
+		return d, imageSize(len(d.IDs), len(props), edge), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*decodedRows), nil
+	return v.(*Rows), nil
+}
+
+// CachedFragmentImage returns fragment f's image if this handle has it
+// cached, without loading it.
+// INVARIANT: the key is the one FragmentImage caches under
+// (TestCachedFragmentImageKey).
+func (s *Snapshot) CachedFragmentImage(tk string, f table.Fragment) (*Rows, bool) {
+	v, ok := s.l.cache.Get("exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key)
+	if !ok {
+		return nil, false
+	}
+	d, ok := v.(*Rows)
+	return d, ok
 }

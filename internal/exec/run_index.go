@@ -1,0 +1,192 @@
+package exec
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+)
+
+// Scan indexes. A Scan whose pushed-down filters include `id = c`,
+// `key = c` (the type's single-property @key) or an equality/range
+// comparison of a property with a constant reads candidate rows from an
+// index of the immutable table image instead of every row:
+//
+//   - id and key equalities resolve through NodeTable.Row (the key value's
+//     canonical rendering is the node id, schema.NodeType.NodeID);
+//   - other comparisons use a sorted index of the property (rows ordered by
+//     Compare, nulls left out), built lazily per (image, property) on the
+//     indexAfterScans-th scan that could use it and kept with the image.
+//
+// Candidates are emitted in row order and every filter not implied by the
+// index is still evaluated on them, so an indexed scan returns exactly the
+// rows of a full scan, in the same order (TestScanIndexMatchesFullScan).
+
+// maxIndexedFraction: an index interval holding more than this fraction of
+// the table is no faster than the scan; scan instead.
+const maxIndexedFraction = 4 // 1/4
+
+// constPred is a pushed-down filter `$v.prop op c` (or `$v.id = c`) with a
+// constant side, normalised to the property on the left.
+type constPred struct {
+	i    int // index in Scan.Filters
+	id   bool
+	prop string
+	op   query.CmpOp
+	c    any
+}
+
+// flipOp mirrors a comparison for swapped operands (c < x ⇔ x > c).
+func flipOp(op query.CmpOp) (query.CmpOp, bool) {
+	switch op {
+	case query.OpEq, query.OpNe:
+		return op, true
+	case query.OpLt:
+		return query.OpGt, true
+	case query.OpLe:
+		return query.OpGe, true
+	case query.OpGt:
+		return query.OpLt, true
+	case query.OpGe:
+		return query.OpLe, true
+	}
+	return op, false
+}
+
+// constPreds extracts the index-usable filters of a scan over variable v.
+func (r *runner) constPreds(filters []query.Pred, v string) []constPred {
+	var out []constPred
+	for i := range filters {
+		p := &filters[i]
+		if p.Func != "" {
+			continue
+		}
+		varSide, kSide, op := p.Left, p.Right, p.Op
+		if isConstOperand(varSide) {
+			var ok bool
+			if op, ok = flipOp(op); !ok {
+				continue
+			}
+			varSide, kSide = kSide, varSide
+		}
+		if varSide.Var != v || (varSide.Kind != query.OpdProp && varSide.Kind != query.OpdID) || !isConstOperand(kSide) {
+			continue
+		}
+		if op < query.OpEq || op > query.OpGe || op == query.OpNe {
+			continue
+		}
+		c, err := r.constant(kSide)
+		if err != nil || c == nil {
+			continue // the predicate itself reports the error or matches nothing
+		}
+		out = append(out, constPred{i: i, id: varSide.Kind == query.OpdID, prop: varSide.Prop, op: op, c: c})
+	}
+	return out
+}
+
+func isConstOperand(o query.Operand) bool {
+	return o.Kind == query.OpdParam || o.Kind == query.OpdLit || o.Kind == query.OpdNow
+}
+
+// scanIndex chooses candidate rows for a scan from an index. It returns
+// the candidates in ascending row order and the filters they already
+// satisfy (skip[i]); ok is false when no index applies (scan every row).
+func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable) (cands []int32, skip []bool, ok bool) {
+	if r.opts.NoIndexes || tbl.Len() == 0 {
+		return nil, nil, false
+	}
+	cps := r.constPreds(o.Filters, o.Var)
+	if len(cps) == 0 {
+		return nil, nil, false
+	}
+	// Point lookups by id or key: at most one candidate.
+	for _, cp := range cps {
+		if cp.op != query.OpEq {
+			continue
+		}
+		var id string
+		switch {
+		case cp.id:
+			s, isStr := cp.c.(string)
+			if !isStr {
+				return nil, nil, true // ids are strings: nothing matches
+			}
+			id = s
+		case tbl.KeyProp() == cp.prop:
+			kid, err := tbl.Type.NodeID(map[string]any{cp.prop: cp.c})
+			if err != nil || !tbl.KeyCanonical() {
+				continue
+			}
+			id = kid
+		default:
+			continue
+		}
+		if row, found := tbl.Row(id); found {
+			return []int32{int32(row)}, nil, true
+		}
+		return nil, nil, true
+	}
+	// Sorted index: the property whose filters leave the fewest rows.
+	best, bestLo, bestHi := "", 0, 0
+	var bestIx *snapshot.SortedIndex
+	done := map[string]bool{}
+	for _, cp := range cps {
+		if cp.id || done[cp.prop] {
+			continue
+		}
+		done[cp.prop] = true
+		si := tbl.SortedIndex(cp.prop)
+		if si == nil {
+			continue
+		}
+		lo, hi, usable := 0, len(si.Perm), true
+		for _, q := range cps {
+			if !q.id && q.prop == cp.prop {
+				if lo, hi, usable = si.Interval(lo, hi, q.op, q.c); !usable {
+					break
+				}
+			}
+		}
+		if usable && (bestIx == nil || hi-lo < bestHi-bestLo) {
+			best, bestLo, bestHi, bestIx = cp.prop, lo, hi, si
+		}
+	}
+	if bestIx == nil || (bestHi-bestLo)*maxIndexedFraction > tbl.Len() {
+		return nil, nil, false
+	}
+	skip = make([]bool, len(o.Filters))
+	for _, q := range cps {
+		if !q.id && q.prop == best {
+			skip[q.i] = true
+		}
+	}
+	return rowOrder(bestIx.Perm[bestLo:bestHi], tbl.Len()), skip, true
+}
+
+// rowOrder returns rows in ascending order: already sorted runs (an
+// equality interval is ordered by row) are copied, others go through a
+// bitmap over the table.
+func rowOrder(rows []int32, n int) []int32 {
+	if slices.IsSorted(rows) {
+		return slices.Clone(rows)
+	}
+	if len(rows) < 256 {
+		out := slices.Clone(rows)
+		slices.Sort(out)
+		return out
+	}
+	bm := make([]uint64, (n+63)/64)
+	for _, r := range rows {
+		bm[r>>6] |= 1 << (r & 63)
+	}
+	out := make([]int32, 0, len(rows))
+	for w, word := range bm {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			out = append(out, int32(w<<6+b))
+			word &= word - 1
+		}
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+// Package snapshot is one commit of a graph as readers see it: its node and
+// edge tables decoded into images, the fragment layouts those images were
+// assembled from, the indexes built over them, and the read cache that
+// holds them all.
+//
+//   - snapshot.go: Loader (store + cache, shared by every snapshot of a
+//     handle) and Snapshot (one commit: catalog, table states, images).
+//   - table.go: NodeTable and EdgeTable, the decoded images readers use;
+//     Mem, a snapshot held in memory.
+//   - image.go: fragment images (Rows), decoded once per fragment and
+//     concatenated into table images; derive.go extends a recent image
+//     instead when a write only appended rows; retire.go drops superseded
+//     images from the cache.
+//   - layout.go: a table state seen as its fragments' images and deletion
+//     vectors (Layout): point lookups by id without assembling the image.
+//   - committed.go: the committed-row lookups writes validate against.
+//   - index.go, adjacency.go: sorted property indexes and row-resolved
+//     adjacency (CSR) kept with an image.
+//   - columns.go: the mapping between .pg types and table columns, and
+//     table keys ("node:T", "edge:E").
+//   - check.go: Decode (the from-scratch reference) and Check, which
+//     compares every derived structure with it.
+//
+// Guarantees: a Snapshot never changes and is safe for concurrent use.
+// Every cache entry is keyed by immutable object names (state, fragment and
+// deletion-vector keys, plus the schema key), so nothing is ever
+// invalidated and a warm read costs no store request. Images, Rows and
+// indexes are shared between snapshots and must not be modified by callers.
+//
+// Caveats: this package reads only; it never writes objects. Index memory
+// (fragment id maps, sorted indexes, CSRs) is not charged to the cache
+// budget: it lives and dies with its image.
+package snapshot

@@ -1,0 +1,253 @@
+package snapshot
+
+import (
+	"context"
+
+	"github.com/omnigraph-go/omnigraph/internal/cache"
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
+)
+
+// Loader reads and caches the immutable objects snapshots are built from:
+// table states, fragment images, deletion vectors, and the images and
+// indexes derived from them. One Loader serves every snapshot of a graph
+// handle, so snapshots that share a table state share its decoded image.
+// Every cache entry is keyed by immutable object names only (see
+// Snapshot.ImageKey), so nothing cached ever needs invalidation.
+//
+// A Loader is safe for concurrent use.
+type Loader struct {
+	st    storage.Store
+	cache *cache.Cache[any]
+}
+
+// NewLoader returns a loader reading st through c.
+func NewLoader(st storage.Store, c *cache.Cache[any]) *Loader {
+	return &Loader{st: st, cache: c}
+}
+
+// Snapshot returns the snapshot of commit c, whose schema compiles to cat.
+// branch is the label the commit was reached through ("" for a pinned
+// commit); it is reported back by Branch and changes nothing else.
+func (l *Loader) Snapshot(cat *schema.Catalog, c *commit.Commit, branch string) *Snapshot {
+	return &Snapshot{l: l, cat: cat, c: c, branch: branch}
+}
+
+// Snapshot is one commit of a graph as readers see it: node and edge tables
+// are materialized on first use from their immutable table states and
+// cached by the loader by (schema, state) key, so a warm query reads
+// nothing from the store beyond the ref its caller resolved.
+//
+// A Snapshot never changes; it is safe for concurrent use.
+type Snapshot struct {
+	l      *Loader
+	cat    *schema.Catalog
+	c      *commit.Commit
+	branch string
+	memo   snapMemo // per-snapshot lookups (layout.go)
+}
+
+// State reads (cached by its immutable key) the table state stored at key.
+func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
+	v, err := l.cache.GetOrLoad(ctx, "exec/state/"+key, func(ctx context.Context) (any, int64, error) {
+		st, err := table.ReadState(ctx, l.st, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		return st, int64(512 + 256*st.NumFragments()), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*table.State), nil
+}
+
+// Catalog returns the compiled schema of the snapshot's commit.
+func (s *Snapshot) Catalog() *schema.Catalog { return s.cat }
+
+// Commit returns the snapshot's commit.
+func (s *Snapshot) Commit() *commit.Commit { return s.c }
+
+// Branch returns the branch the commit was reached through ("" if pinned).
+func (s *Snapshot) Branch() string { return s.branch }
+
+// StateKey returns the table-state key of a table ("" if the commit has none,
+// which reads as empty).
+func (s *Snapshot) StateKey(tk string) string { return s.c.Tables[tk] }
+
+// State reads (cached by key) the table state of tk, or an empty state when
+// the commit names none.
+func (s *Snapshot) State(ctx context.Context, tk string) (*table.State, error) {
+	key := s.StateKey(tk)
+	if key == "" {
+		ts, err := TableSchema(s.cat, tk)
+		if err != nil {
+			return nil, err
+		}
+		return table.NewState(ts)
+	}
+	return s.l.State(ctx, key)
+}
+
+// Nodes returns the image of node type typ (exact name).
+func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
+	nt, ok := s.cat.Node(typ)
+	if !ok {
+		return nil, &UnknownTypeError{Kind: "node", Name: typ}
+	}
+	tk := NodeKey(nt.Name)
+	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
+		img, layout, grow, size, err := s.materialize(ctx, tk, nt.Props, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		s.retireImages(ctx, tk)
+		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, layout: layout, grow: grow}, size, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*NodeTable), nil
+}
+
+// Edges returns the image of edge type typ; the edge name matches case-insensitively as in
+// the catalog.
+func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
+	et, ok := s.cat.Edge(typ)
+	if !ok {
+		return nil, &UnknownTypeError{Kind: "edge", Name: typ}
+	}
+	tk := EdgeKey(et.Name)
+	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
+		img, layout, grow, size, err := s.materialize(ctx, tk, et.Props, true)
+		if err != nil {
+			return nil, 0, err
+		}
+		s.retireImages(ctx, tk)
+		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, layout: layout, grow: grow}, size, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*EdgeTable), nil
+}
+
+// ImageKey names a decoded table image.
+//
+// INVARIANT: images are keyed by immutable names only, so a warm read of an
+// unchanged table costs no store request (TestEngineWarmSnapshotReadsOnlyRef). The schema key is part of it
+// because the image carries catalog pointers (the same state may be read
+// under two schemas that differ only in constraints).
+func (s *Snapshot) ImageKey(tk string) string {
+	key := s.StateKey(tk)
+	if key == "" {
+		key = "empty:" + tk
+	}
+	return "exec/image/" + s.c.Schema + "/" + key
+}
+
+// materialize decodes every live row of a table into the value model.
+// Fragments are decoded whole (deletion vectors ignored) and cached by
+// their immutable key (image.go), so the image of a state that differs
+// from a cached one by a few fragments or deletion vectors — every write —
+// costs a copy of the live rows, not a decode of the whole table; and when
+// the state only adds rows at the end of a recent image (an insert, a
+// compaction), not even that (derive.go). It returns the image, the
+// fragment view it was built from and the image's grow token (nil if the
+// image has no spare room to hand on).
+func (s *Snapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (*Rows, *Layout, *growToken, int64, error) {
+	st, err := s.State(ctx, tk)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	fs, err := s.buildFragSet(ctx, tk, st, props, edge)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	img, grow, ok := s.deriveImage(tk, fs, props, edge)
+	if !ok {
+		img, grow = assembleFrom(fs, props, edge), nil
+	}
+	return img, fs, grow, imageSize(len(img.IDs), len(props), edge), nil
+}
+
+// imageSize estimates the memory of a decoded image of rows rows.
+func imageSize(rows, props int, edge bool) int64 {
+	size := int64(rows) * int64(64+32*props)
+	if edge {
+		size += int64(rows) * 64
+	}
+	return size + 256
+}
+
+// decodeState decodes every live row of a table state.
+func (s *Snapshot) decodeState(ctx context.Context, st *table.State, props []*schema.Property, edge bool) (*Rows, error) {
+	n := st.Rows()
+	d := &Rows{IDs: make([]string, 0, n), Cols: make(map[string][]any, len(props))}
+	if edge {
+		d.Src = make([]string, 0, n)
+		d.Dst = make([]string, 0, n)
+	}
+	for _, p := range props {
+		d.Cols[p.Name] = make([]any, 0, n)
+	}
+	sc, err := table.Scan(ctx, s.l.st, st, table.ScanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	schemaCols := st.Schema().Columns
+	for sc.Next() {
+		rec := sc.Record()
+		rows := int(rec.NumRows())
+		for ci, c := range schemaCols {
+			arr := rec.Column(ci)
+			switch {
+			case c.Name == table.KeyColumn:
+				for i := range rows {
+					d.IDs = append(d.IDs, table.Value(arr, i).(string))
+				}
+			case edge && c.Name == "src":
+				for i := range rows {
+					d.Src = append(d.Src, table.Value(arr, i).(string))
+				}
+			case edge && c.Name == "dst":
+				for i := range rows {
+					d.Dst = append(d.Dst, table.Value(arr, i).(string))
+				}
+			default:
+				p := PropByName(props, c.Name)
+				if p == nil {
+					continue // a column the schema no longer declares
+				}
+				col := d.Cols[c.Name]
+				for i := range rows {
+					col = append(col, value.FromColumn(p.Type, table.Value(arr, i)))
+				}
+				d.Cols[c.Name] = col
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	// Properties declared but absent from the stored table read as null.
+	for _, p := range props {
+		if len(d.Cols[p.Name]) != len(d.IDs) {
+			d.Cols[p.Name] = make([]any, len(d.IDs))
+		}
+	}
+	return d, nil
+}
+
+func PropByName(props []*schema.Property, name string) *schema.Property {
+	for _, p := range props {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
