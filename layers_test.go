@@ -17,6 +17,8 @@ const modulePath = "github.com/omnigraph-go/omnigraph"
 // parsers and catalog depend on nothing below them.
 var layers = map[string]int{
 	"internal/failpoint": 0,
+	"internal/policy":    1,
+	"internal/opconfig":  1,
 	"internal/fixture":   0,
 	"internal/cache":     0,
 	"internal/storage":   1,
@@ -30,9 +32,10 @@ var layers = map[string]int{
 	"internal/integrity": 4,
 	"internal/exec":      6,
 	"":                   7, // the public API at the module root
-	"internal/cli":       8,
+	"internal/cluster":   8,
 	"internal/server":    8,
-	"cmd":                9,
+	"internal/cli":       9,
+	"cmd":                10,
 }
 
 func rankOf(rel string) (int, bool) {

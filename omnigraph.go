@@ -327,6 +327,8 @@ type MutateOptions struct {
 
 // Mutate runs a mutation query on a branch ("" = main) as one atomic commit.
 func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map[string]any, o MutateOptions) (*MutationResult, string, error) {
+	// One head read: the write starts from the head the query compiled against.
+	ctx = commit.WithHeadMemo(ctx)
 	plan, err := g.Compile(ctx, Target{Branch: branch}, src, name)
 	if err != nil {
 		return nil, "", err

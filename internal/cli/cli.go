@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/omnigraph-go/omnigraph/internal/opconfig"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -54,6 +55,7 @@ type app struct {
 	io      *IO
 	g       globals
 	running bool // set once a command's RunE starts; errors before it are usage errors
+	opcfg   *opconfig.Config
 }
 
 // globalFlagNames lists every global flag; commands declare the subset they
@@ -153,17 +155,13 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
 	pf.StringVar(&a.g.cacheDir, "cache-dir", "", "local directory caching immutable objects of s3:// graphs across runs (env OMNIGRAPH_CACHE_DIR)")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
-	// Served and cluster scopes are parsed so that scripts using them get a
-	// clear usage error naming the command, but no command of this build
-	// accepts them yet, so they stay out of --help.
-	for _, n := range []string{"server", "graph", "profile", "cluster"} {
-		_ = pf.MarkHidden(n)
-	}
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
 		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
+	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd())
+	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root
@@ -174,8 +172,13 @@ Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes,
     schema show, optimize, cleanup, verify, repair
+  served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
+    snapshot, branch create|list|delete|merge, commit list|show, schema show,
+    queries list, graphs list; query NAME without --query/-e runs a stored query
   offline: lint (with --schema)
-  local: version
+  control: cluster validate|plan|import|refresh|apply|status|approve|force-unlock (--config DIR),
+    policy validate|test|explain (--cluster DIR|URI [--graph ID])
+  local: version, alias NAME [ARGS...] (an operator alias: a stored read on a named server)
 `
 
 // checkGlobals rejects global flags the command cannot use.

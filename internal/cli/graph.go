@@ -27,7 +27,16 @@ func (a *app) graphURI(positional []string, uriFlag string) (string, error) {
 		cands = append(cands, a.g.store)
 	}
 	if len(cands) == 0 {
-		return "", usagef("no graph selected: give the graph URI (a directory path) or --store URI")
+		fb, err := a.localFallback()
+		if err != nil {
+			return "", err
+		}
+		if fb == "" {
+			return "", usagef("no graph selected: give the graph URI (a directory path) or --store URI")
+		}
+		cands = append(cands, fb)
+	} else if a.g.graph != "" {
+		return "", usagef("--graph cannot be used with a single-graph address")
 	}
 	for _, c := range cands[1:] {
 		if c != cands[0] {

@@ -45,11 +45,21 @@ func (s *sourceOptions) load() (string, map[string]any, error) {
 	default:
 		return "", nil, usagef("give the query with --query FILE or -e SOURCE (stored queries by name need --server)")
 	}
-	raw := s.params
-	if s.paramsFile != "" {
-		b, err := os.ReadFile(s.paramsFile)
+	params, err := parseParams(s.params, s.paramsFile)
+	if err != nil {
+		return "", nil, err
+	}
+	return src, params, nil
+}
+
+// parseParams decodes --params (or the file of --params-file) as a JSON
+// object; numbers stay json.Number so 64-bit integers are exact.
+func parseParams(inline, file string) (map[string]any, error) {
+	raw := inline
+	if file != "" {
+		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", nil, fmt.Errorf("read params file: %w", err)
+			return nil, fmt.Errorf("read params file: %w", err)
 		}
 		raw = string(b)
 	}
@@ -58,13 +68,13 @@ func (s *sourceOptions) load() (string, map[string]any, error) {
 		dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 		dec.UseNumber()
 		if err := dec.Decode(&params); err != nil {
-			return "", nil, usagef("invalid --params: %v (want a JSON object)", err)
+			return nil, usagef("invalid --params: %v (want a JSON object)", err)
 		}
 		if dec.More() {
-			return "", nil, usagef("invalid --params: trailing data after the JSON object")
+			return nil, usagef("invalid --params: trailing data after the JSON object")
 		}
 	}
-	return src, params, nil
+	return params, nil
 }
 
 type queryOptions struct {
