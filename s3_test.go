@@ -2,6 +2,7 @@ package omnigraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -289,4 +290,34 @@ func TestRequestCountsS3MatchLocal(t *testing.T) {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// TestS3FormatStampAndInit: on S3 as locally, Open refuses a graph of
+// another format version without writing, and Init refuses a prefix that
+// holds a graph.
+func TestS3FormatStampAndInit(t *testing.T) {
+	uri := testS3URI(t, "stamp")
+	ctx := context.Background()
+	var cnt *storage.Counting
+	opts := Options{wrapBackend: func(s storage.Store) storage.Store { cnt = storage.NewCounting(s); return cnt }}
+	if _, err := Init(ctx, uri, "cost.pg", costSchema, "act", opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Init(ctx, uri, "cost.pg", costSchema, "act", opts); !errors.Is(err, ErrAlreadyInitialized) {
+		t.Fatalf("second Init: %v, want ErrAlreadyInitialized", err)
+	}
+	future := []byte(`{"format":"omnigraph","version":99,"created_at":1}` + "\n")
+	if _, err := cnt.Inner().Put(ctx, commit.StampKey, future); err != nil {
+		t.Fatal(err)
+	}
+	cnt.Reset()
+	_, err := Open(ctx, uri, opts)
+	var fe *commit.FormatError
+	if !errors.As(err, &fe) || fe.Found != 99 {
+		t.Fatalf("Open of a version-99 graph: %v, want *FormatError", err)
+	}
+	s := cnt.Snapshot()
+	if w := s[storage.OpPut].Requests + s[storage.OpPutIfAbsent].Requests + s[storage.OpPutIfMatch].Requests + s[storage.OpDelete].Requests; w != 0 {
+		t.Fatalf("refused Open wrote %d objects", w)
+	}
 }
