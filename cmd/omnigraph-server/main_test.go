@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph"
+)
+
+const schema = `
+node Person { name: String @key  age: I32? }
+node Company { name: String @key }
+edge Knows: Person -> Person { since: Date? }
+edge WorksAt: Person -> Company
+`
+
+const data = `{"type":"Person","data":{"name":"Alice","age":30}}
+{"type":"Person","data":{"name":"Bob","age":25}}
+{"type":"Person","data":{"name":"Carol","age":41}}
+{"type":"Person","data":{"name":"Dave","age":19}}
+{"type":"Company","data":{"name":"Acme"}}
+{"type":"Company","data":{"name":"Globex"}}
+{"edge":"Knows","from":"Alice","to":"Bob"}
+{"edge":"Knows","from":"Bob","to":"Carol"}
+{"edge":"Knows","from":"Carol","to":"Dave"}
+{"edge":"WorksAt","from":"Alice","to":"Acme"}
+{"edge":"WorksAt","from":"Bob","to":"Globex"}
+`
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds omnigraph-server once per test process.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "omnigraph-server-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "omnigraph-server")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+func makeGraph(t *testing.T) string {
+	t.Helper()
+	uri := filepath.Join(t.TempDir(), "social.omni")
+	ctx := context.Background()
+	g, err := omnigraph.Init(ctx, uri, "schema.pg", schema, "test", omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Load(ctx, strings.NewReader(data), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
+		t.Fatal(err)
+	}
+	return uri
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *strings.Builder
+	done   chan error
+}
+
+// boot starts the binary and waits for its OMNIGRAPH_LISTEN_ADDR line.
+func boot(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{b: p.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	select {
+	case l, ok := <-lines:
+		if !ok || !strings.HasPrefix(l, "OMNIGRAPH_LISTEN_ADDR=") {
+			t.Fatalf("first stdout line %q; stderr: %s", l, p.stderr.String())
+		}
+		p.addr = "http://" + strings.TrimPrefix(l, "OMNIGRAPH_LISTEN_ADDR=")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no listen line; stderr: %s", p.stderr.String())
+	}
+	go func() {
+		for l := range lines {
+			t.Errorf("extra stdout line %q", l)
+		}
+	}()
+	return p
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("exit: %v; stderr: %s", err, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+}
+
+func call(t *testing.T, method, url, token, ctype, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestBinary boots the real binary on port 0 exactly as a user would and
+// drives it over HTTP, then stops it with SIGTERM.
+func TestBinary(t *testing.T) {
+	uri := makeGraph(t)
+	p := boot(t, []string{"OMNIGRAPH_SERVER_BEARER_TOKENS_JSON={\"ci\":\"ci-token\"}"}, "--graph", uri, "--bind", "127.0.0.1:0")
+	const js = "application/json"
+	steps := []struct {
+		method, path, token, ctype, body string
+		status                           int
+		contains                         string
+	}{
+		{"GET", "/healthz", "", "", "", 200, `"status":"ok"`},
+		{"GET", "/openapi.json", "", "", "", 200, `"cluster_query"`},
+		{"GET", "/graphs/social/branches", "", "", "", 401, "missing bearer token"},
+		{"GET", "/graphs/social/branches", "wrong", "", "", 401, "invalid bearer token"},
+		{"GET", "/graphs/social/branches", "ci-token", "", "", 200, `"main"`},
+		{"GET", "/graphs/social/snapshot?branch=main", "ci-token", "", "", 200, `"entity_count":4`},
+		{"POST", "/graphs/social/query", "ci-token", js, `{"query":"query find($name: String) { match { $p: Person { name: $name } } return { $p.name, $p.age } }","params":{"name":"Alice"}}`, 200, `"p.name":"Alice"`},
+		{"POST", "/graphs/social/query", "ci-token", js, `{"query":"this is not gq"}`, 400, `"code":"bad_request"`},
+		// Tokens without a policy: read only.
+		{"POST", "/graphs/social/mutate", "ci-token", js, `{"query":"query a() { insert Person { name: \"Zed\" } }"}`, 403, `"code":"forbidden"`},
+		{"GET", "/graphs/social/commits/01HXXXXXXXXXXXXXXXXXXXXXXX", "ci-token", "", "", 404, `"code":"not_found"`},
+		{"GET", "/graphs/nope/snapshot", "ci-token", "", "", 404, "graph 'nope' not found"},
+	}
+	for _, s := range steps {
+		st, body := call(t, s.method, p.addr+s.path, s.token, s.ctype, s.body)
+		if st != s.status || !strings.Contains(body, s.contains) {
+			t.Errorf("%s %s: %d %s (want %d containing %q)", s.method, s.path, st, body, s.status, s.contains)
+		}
+	}
+	p.stop(t)
+	if !strings.Contains(p.stderr.String(), "msg=authorization") || !strings.Contains(p.stderr.String(), "allowed=false") {
+		t.Errorf("decisions not logged: %s", p.stderr.String())
+	}
+}
+
+// TestBinaryOpenWrites: an --unauthenticated server accepts writes and the
+// graph directory holds them after shutdown.
+func TestBinaryOpenWrites(t *testing.T) {
+	uri := makeGraph(t)
+	p := boot(t, nil, "--graph", uri, "--graph-id", "demo", "--bind", "127.0.0.1:0", "--unauthenticated")
+	st, body := call(t, "POST", p.addr+"/graphs/demo/load/ndjson?branch=feat&from=main&mode=append", "", "application/x-ndjson", `{"type":"Person","data":{"name":"Zed"}}`+"\n")
+	if st != 200 || !strings.Contains(body, `"branch_created":true`) {
+		t.Fatalf("load: %d %s", st, body)
+	}
+	st, body = call(t, "POST", p.addr+"/graphs/demo/branches/merge", "", "application/json", `{"source":"feat"}`)
+	if st != 200 {
+		t.Fatalf("merge: %d %s", st, body)
+	}
+	st, body = call(t, "POST", p.addr+"/graphs/demo/export", "", "application/json", `{}`)
+	if st != 200 || strings.Count(body, "\n") != 12 {
+		t.Fatalf("export: %d %q", st, body)
+	}
+	p.stop(t)
+	g, err := omnigraph.Open(context.Background(), uri, omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Query(context.Background(), omnigraph.Target{}, `query q() { match { $p: Person { name: "Zed" } } return { $p.name } }`, "", nil)
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("after restart: %v %v", res, err)
+	}
+}
+
+// TestBinaryRefusals: boots that must fail, with exit status and message.
+func TestBinaryRefusals(t *testing.T) {
+	uri := makeGraph(t)
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no auth", nil, []string{"--graph", uri}, 1, "--unauthenticated"},
+		{"nothing to serve", nil, []string{"--unauthenticated"}, 2, "--graph"},
+		{"bad graph id", nil, []string{"--graph", uri, "--graph-id", "a b", "--unauthenticated"}, 1, "invalid graph id"},
+		{"missing graph", nil, []string{"--graph", filepath.Join(t.TempDir(), "none"), "--unauthenticated"}, 1, "no healthy graph"},
+		{"bad tokens json", []string{"OMNIGRAPH_SERVER_BEARER_TOKENS_JSON=[1]"}, []string{"--graph", uri}, 1, "JSON object"},
+		{"bad inflight", []string{"OMNIGRAPH_PER_ACTOR_INFLIGHT_MAX=x", "OMNIGRAPH_UNAUTHENTICATED=1"}, []string{"--graph", uri}, 1, "OMNIGRAPH_PER_ACTOR_INFLIGHT_MAX"},
+		{"bad flag", nil, []string{"--nope"}, 2, "flag provided but not defined"},
+		{"positional", nil, []string{uri}, 2, "unexpected argument"},
+		{"bind in use", []string{"OMNIGRAPH_UNAUTHENTICATED=1"}, []string{"--graph", uri, "--bind", "256.0.0.1:1"}, 1, "256.0.0.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(binary(t), c.args...)
+			cmd.Env = append(os.Environ(), c.env...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != c.code || !strings.Contains(stderr.String(), c.msg) || stdout.Len() != 0 {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %s", code, c.code, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+// TestTwoServersOneGraph: two server processes on one graph directory both
+// accept writes concurrently; history stays linear and nothing
+// acknowledged is lost.
+func TestTwoServersOneGraph(t *testing.T) {
+	uri := makeGraph(t)
+	a := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
+	b := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
+	const perWriter = 25
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	for w, p := range []*proc{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				var st int
+				var body string
+				if i%5 == 4 {
+					st, body = call(t, "POST", p.addr+"/graphs/social/load/ndjson?mode=append", "", "application/x-ndjson", fmt.Sprintf(`{"type":"Person","data":{"name":%q}}`, name))
+				} else {
+					st, body = call(t, "POST", p.addr+"/graphs/social/mutate", "", "application/json",
+						fmt.Sprintf(`{"query":"query a($n: String) { insert Person { name: $n } }","params":{"n":%q}}`, name))
+				}
+				if st != 200 {
+					t.Errorf("%s: %d %s", name, st, body)
+					continue
+				}
+				mu.Lock()
+				acked = append(acked, name)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	a.stop(t)
+	b.stop(t)
+	ctx := context.Background()
+	g, err := omnigraph.Open(ctx, uri, omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := g.Log(ctx, "main", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Linear: every commit's only parent is the next older one.
+	for i, c := range log[:len(log)-1] {
+		if c.MergedParent != "" || c.Parent != log[i+1].ID {
+			t.Fatalf("history not linear at %d: %+v", i, c)
+		}
+	}
+	// Maintenance commits (automatic compaction) preserve content; every
+	// other commit is one acknowledged write.
+	logical := 0
+	for _, c := range log {
+		if c.Kind != "maintenance" {
+			logical++
+		}
+	}
+	if want := 2 + len(acked); logical != want {
+		t.Errorf("%d logical commits, want %d (genesis, load, %d writes)", logical, want, len(acked))
+	}
+	res, err := g.Query(ctx, omnigraph.Target{}, `query q() { match { $p: Person } return { $p.name } }`, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, r := range res.Rows {
+		have[r[0].(string)] = true
+	}
+	for _, n := range acked {
+		if !have[n] {
+			t.Errorf("acknowledged write %s lost", n)
+		}
+	}
+	if len(acked) != 4*perWriter {
+		t.Errorf("%d of %d writes acknowledged", len(acked), 4*perWriter)
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/omnigraph-go/omnigraph"
+)
+
+func urlQuery(raw string) (url.Values, error) {
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badRequest("malformed query string: %v", err)
+	}
+	return v, nil
+}
+
+// readTarget turns optional branch/snapshot fields into a target and the
+// branch its authorization names ("" for a pinned snapshot).
+func readTarget(branch, snapshot *string) (omnigraph.Target, string, error) {
+	b, sn := deref(branch), deref(snapshot)
+	if b != "" && sn != "" {
+		return omnigraph.Target{}, "", badRequest("branch and snapshot are mutually exclusive")
+	}
+	if sn != "" {
+		return omnigraph.Target{Snapshot: sn}, "", nil
+	}
+	if b == "" {
+		b = "main"
+	}
+	return omnigraph.Target{Branch: b}, b, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func branchOr(s *string) string {
+	if s == nil || *s == "" {
+		return "main"
+	}
+	return *s
+}
+
+func targetOutput(t omnigraph.Target) ReadTargetOutput {
+	if t.Snapshot != "" {
+		return ReadTargetOutput{Snapshot: strPtr(t.Snapshot)}
+	}
+	return ReadTargetOutput{Branch: strPtr(t.Branch)}
+}
+
+func (s *Server) handleHealth(c *call) (*plan, error) {
+	return &plan{run: func() error {
+		return c.json(http.StatusOK, HealthOutput{Status: "ok", Version: omnigraph.Version,
+			InternalSchemaVersion: omnigraph.FormatVersion, SourceVersion: strPtr(s.sourceVer)})
+	}}, nil
+}
+
+func (s *Server) handleOpenAPI(c *call) (*plan, error) {
+	return &plan{run: func() error {
+		c.w.Header().Set("Content-Type", "application/json")
+		c.writeHeader(http.StatusOK)
+		_, _ = c.w.Write(s.openapi)
+		return nil
+	}}, nil
+}
+
+func (s *Server) handleListGraphs(c *call) (*plan, error) {
+	return &plan{checks: []check{{action: ActionGraphList}}, run: func() error {
+		out := GraphListResponse{Graphs: []GraphInfo{}}
+		for _, id := range s.ids {
+			out.Graphs = append(out.Graphs, GraphInfo{GraphID: id, URI: s.graphs[id].uri})
+		}
+		return c.json(http.StatusOK, out)
+	}}, nil
+}
+
+func (s *Server) handleSnapshot(c *call) (*plan, error) {
+	q := c.r.URL.Query()
+	t, branch, err := readTarget(optional(q, "branch"), optional(q, "snapshot"))
+	if err != nil {
+		return nil, err
+	}
+	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
+		tabs, head, err := c.g.g.Tables(c.r.Context(), t)
+		if err != nil {
+			return err
+		}
+		out := SnapshotOutput{GraphBranch: head.Branch, GraphCommitID: head.ID, GraphManifestVersion: head.ManifestVersion,
+			InternalSchemaVersion: omnigraph.FormatVersion, Datasets: []SnapshotDatasetOutput{}}
+		if out.GraphBranch == "" {
+			out.GraphBranch = branch
+		}
+		for _, tb := range tabs {
+			out.Datasets = append(out.Datasets, SnapshotDatasetOutput{EntityKind: tb.Kind, TypeName: tb.Name,
+				DatasetPath: tb.Kind + ":" + tb.Name, PublishedDatasetVersion: head.ManifestVersion, EntityCount: tb.Rows})
+		}
+		return c.json(http.StatusOK, out)
+	}}, nil
+}
+
+func optional(q url.Values, k string) *string {
+	if !q.Has(k) {
+		return nil
+	}
+	v := q.Get(k)
+	return &v
+}
+
+// readQuery runs a read query: compile-check first, so a mutation or an
+// ambiguous source is a typed 400 before anything is read.
+func (c *call) readQuery(t omnigraph.Target, src, name string, params map[string]any) (*omnigraph.ReadResult, error) {
+	info, err := c.g.g.DescribeQuery(c.r.Context(), t, src, name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Mutation {
+		return nil, badRequest("query '%s' is a mutation: use POST /graphs/%s/mutate", info.Name, c.g.id)
+	}
+	return c.g.g.Query(c.r.Context(), t, src, info.Name, params)
+}
+
+func readOutput(t omnigraph.Target, res *omnigraph.ReadResult) ReadOutput {
+	rows := make([]orderedRow, len(res.Rows))
+	for i, r := range res.Rows {
+		rows[i] = orderedRow{cols: res.Columns, vals: r}
+	}
+	return ReadOutput{QueryName: res.QueryName, Target: targetOutput(t), RowCount: len(rows), Columns: res.Columns,
+		Rows: rows, GraphCommitID: strPtr(res.Commit.ID)}
+}
+
+func (s *Server) handleQuery(c *call) (*plan, error) {
+	var req QueryRequest
+	if err := c.decodeJSON(&req, false); err != nil {
+		return nil, err
+	}
+	if req.Query == "" {
+		return nil, badRequest("field 'query' is required")
+	}
+	t, branch, err := readTarget(req.Branch, req.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
+		res, err := c.readQuery(t, req.Query, deref(req.Name), req.Params)
+		if err != nil {
+			return err
+		}
+		return c.json(http.StatusOK, readOutput(t, res))
+	}}, nil
+}
+
+func (s *Server) handleLegacyRead(c *call) (*plan, error) {
+	var req ReadRequest
+	if err := c.decodeJSON(&req, false); err != nil {
+		return nil, err
+	}
+	if req.QuerySource == "" {
+		return nil, badRequest("field 'query_source' is required")
+	}
+	t, branch, err := readTarget(req.Branch, req.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
+		res, err := c.readQuery(t, req.QuerySource, deref(req.QueryName), req.Params)
+		if err != nil {
+			return err
+		}
+		o := readOutput(t, res)
+		return c.json(http.StatusOK, LegacyReadOutput{QueryName: o.QueryName, Target: o.Target, RowCount: o.RowCount, Columns: o.Columns, Rows: o.Rows})
+	}}, nil
+}
+
+func (s *Server) handleSchema(c *call) (*plan, error) {
+	return &plan{checks: []check{{action: ActionRead, branch: "main"}}, run: func() error {
+		src, err := c.g.g.SchemaSource(c.r.Context(), omnigraph.Target{Branch: "main"})
+		if err != nil {
+			return err
+		}
+		return c.json(http.StatusOK, SchemaOutput{SchemaSource: src})
+	}}, nil
+}
