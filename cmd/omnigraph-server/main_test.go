@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -368,5 +369,80 @@ func TestTwoServersOneGraph(t *testing.T) {
 	}
 	if len(acked) != 4*perWriter {
 		t.Errorf("%d of %d writes acknowledged", len(acked), 4*perWriter)
+	}
+}
+
+// TestBinaryDrains: SIGTERM stops accepting connections but lets an
+// in-flight request finish (here a load whose body is still uploading),
+// then the process exits 0 and the write is in the graph.
+func TestBinaryDrains(t *testing.T) {
+	uri := makeGraph(t)
+	p := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("POST", p.addr+"/graphs/social/load/ndjson?mode=append", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		done <- result{status: res.StatusCode, body: string(b)}
+	}()
+	if _, err := io.WriteString(pw, `{"type":"Person","data":{"name":"Late1"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the listener is closed: new connections are refused.
+	host := strings.TrimPrefix(p.addr, "http://")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", host, time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("listener still accepting after SIGTERM")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The in-flight request completes.
+	if _, err := io.WriteString(pw, `{"type":"Person","data":{"name":"Late2"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	r := <-done
+	if r.err != nil || r.status != 200 || !strings.Contains(r.body, `"total_entities":2`) {
+		t.Fatalf("in-flight load: %+v", r)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr: %s", err, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after drain")
+	}
+	g, err := omnigraph.Open(context.Background(), uri, omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Query(context.Background(), omnigraph.Target{}, `query q() { match { $p: Person { name: "Late2" } } return { $p.name } }`, "", nil)
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("drained write missing: %v %v", res, err)
 	}
 }

@@ -244,6 +244,9 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 				if f.DV != "" {
 					need = append(need, f.DV)
 				}
+				if f.Index != "" {
+					need = append(need, f.Index)
+				}
 			}
 			for _, r := range s.Indexes() {
 				need = append(need, r.Key)

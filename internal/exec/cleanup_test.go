@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,7 @@ func TestCleanupKeepsBranches(t *testing.T) {
 		if got := maintContent(t, h, Target{Branch: b}); got != content[b] {
 			t.Fatalf("branch %s changed", b)
 		}
+		checkFragmentIndexes(t, h, b)
 		if _, err := h.Log(ctx, b, 0); err != nil {
 			t.Fatalf("log of %s: %v", b, err)
 		}
@@ -353,4 +355,34 @@ func mustID(t *testing.T, s string) commit.ID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// checkFragmentIndexes verifies every fragment index the head of branch
+// names (cleanup must keep them: reads and writes probe them).
+func checkFragmentIndexes(t *testing.T, g *Graph, branch string) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := g.Resolve(ctx, Target{Branch: branch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for tk := range snap.Commit().Tables {
+		st, err := snap.State(ctx, tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range st.Fragments() {
+			if f.Index == "" {
+				continue
+			}
+			n++
+			if err := table.VerifyFragmentIndex(ctx, g.st, f); err != nil {
+				t.Fatalf("branch %s: %v", branch, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("branch %s: no fragment indexes to check", branch)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
@@ -59,6 +60,8 @@ type Graph struct {
 	// prepared and its objects are written, just before the CAS: the
 	// deterministic seam for race tests.
 	testBeforePublish func(attempt int)
+	// partialReads counts reads answered by a partial snapshot (tests).
+	partialReads atomic.Int64
 }
 
 // Errors of the engine. ErrCommitNotFound and ErrBranchNotFound are the

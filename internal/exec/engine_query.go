@@ -26,5 +26,14 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // (for example to compile the plan against that snapshot's catalog, so the
 // plan and the data come from the same commit).
 func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*Result, error) {
-	return RunRead(ctx, snap, plan, params, RunOptions{Now: g.now().UTC()})
+	opts := RunOptions{Now: g.now().UTC()}
+	// An anchored read on a cold handle runs on the rows it can touch,
+	// gathered through the persisted indexes (snapshot.Partial).
+	if ps, ok, err := snap.Partial(ctx, plan, params); err != nil {
+		return nil, err
+	} else if ok {
+		g.partialReads.Add(1)
+		return RunRead(ctx, ps, plan, params, opts)
+	}
+	return RunRead(ctx, snap, plan, params, opts)
 }

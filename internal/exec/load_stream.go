@@ -297,6 +297,9 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 			return t.bufError(err)
 		}
 		s.written = append(s.written, frag.Key)
+		if frag.Index != "" {
+			s.written = append(s.written, frag.Index)
+		}
 		fi := int32(len(t.frags))
 		t.frags = append(t.frags, frag)
 		off := int32(0)

@@ -101,14 +101,24 @@ func BenchmarkMerge(b *testing.B) {
 // same bytes at 10k and 100k rows, up to a small constant (object sizes
 // grow by a few bytes with the row count: state statistics, Parquet
 // footers of the fixed-size new fragments). The handle is the one that
-// wrote both sides, as in a server or a CLI session that merges what it
-// just wrote, so the big fragment's decoded image is cached; the merge
-// must not read its columns again.
+// wrote and read both sides, as in a server, so the big fragment's decoded
+// image is cached; the merge must not read its columns again.
 func TestMergeReadsFollowDelta(t *testing.T) {
 	read := func(rows int) int64 {
 		cs := storage.NewCounting(storage.NewMem())
 		h, tgt := mergeFixture(t, cs, rows, 10)
 		h.branch("t", tgt)
+		// The handle has read both sides (writes alone no longer decode
+		// fragments: they probe the persisted indexes).
+		for _, b := range []string{"src", "t"} {
+			snap, err := h.g.Resolve(h.ctx, Target{Branch: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := snap.Nodes(h.ctx, "Person"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before := cs.Snapshot()
 		res, err := h.g.Merge(h.ctx, "src", "t", "")
 		if err != nil || res.Outcome != MergeMerged {
@@ -152,7 +162,10 @@ func TestMergeReadsFollowDeltaColdHandle(t *testing.T) {
 		return d[storage.OpGet].Bytes + d[storage.OpGetRange].Bytes
 	}
 	small, big, bigger := read(10000), read(100000), read(200000)
-	if diff := bigger - big; diff < -1024 || diff > 1024 {
+	// The table states read grow by one fragment entry (~350 bytes with
+	// its statistics and index reference) per extra fragment of the table;
+	// the fragment reads themselves are equal.
+	if diff := bigger - big; diff < -2048 || diff > 2048 {
 		t.Fatalf("merge read %d bytes at 100k rows and %d at 200k: cost follows the table size", big, bigger)
 	}
 	if small > big {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"maps"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -46,6 +47,17 @@ func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *sc
 	if x.noKeyPath || m.op != query.OpEq || !isStr || len(nt.Key) != 1 || nt.Key[0] != p.Name ||
 		(p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 		return false, nil
+	}
+	if id, vals, found, ok, err := x.snap.KeyRow(ctx, nt, v, true); ok || err != nil {
+		if err != nil || !found {
+			return ok, err
+		}
+		t := x.table(x.nodes, nt.Name)
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !m.match(vals[p.Name]) {
+			return true, nil
+		}
+		fn(id, func() Row { return Row{ID: id, Values: maps.Clone(vals)} })
+		return true, nil
 	}
 	fs, err := x.snap.Layout(ctx, snapshot.NodeKey(nt.Name))
 	if err != nil {

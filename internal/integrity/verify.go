@@ -307,6 +307,14 @@ func (v *verifier) checkState(key, via string) []Problem {
 				out = append(out, Problem{Object: f.DV, Kind: classify(err), Detail: detailOf(err), Via: key})
 			}
 		}
+		if f.Index != "" && !v.indexes[f.Index] {
+			// The fragment's own index (table-state format 2).
+			v.indexes[f.Index] = true
+			v.rep.Checked.Indexes++
+			if err := table.VerifyFragmentIndex(v.ctx, v.st, f); err != nil {
+				out = append(out, Problem{Object: f.Index, Kind: classify(err), Detail: detailOf(err), Via: key})
+			}
+		}
 	}
 	live := map[string]bool{}
 	for _, f := range s.Fragments() {

@@ -24,5 +24,5 @@
 // Caveats: admission is per process; several server processes on one graph
 // are safe (the ref CAS is the only authority) but each has its own
 // budget. Routes whose engine features do not exist yet (the change feed,
-// schema apply, blob delivery, embeddings) are not served.
+// schema apply, embeddings) are not served.
 package server

@@ -197,7 +197,7 @@ func errorResponse(err error) (int, ErrorOutput) {
 		return http.StatusGone, ErrorOutput{Error: msg, ChangeFeedGap: &ChangeFeedGapOutput{FirstUnreadableCommitID: gap.err.Commit}}
 	case errors.Is(err, exec.ErrCommitReclaimed):
 		return out(http.StatusInternalServerError, codeInternal)
-	case errors.Is(err, commit.ErrBranchNotFound), errors.Is(err, commit.ErrCommitNotFound):
+	case errors.Is(err, commit.ErrBranchNotFound), errors.Is(err, commit.ErrCommitNotFound), errors.Is(err, omnigraph.ErrBlobNotFound):
 		return out(http.StatusNotFound, codeNotFound)
 	case errors.Is(err, commit.ErrBranchExists), errors.Is(err, commit.ErrProtectedBranch),
 		errors.Is(err, commit.ErrHeadMoved), errors.Is(err, commit.ErrNoMergeBase),
@@ -239,7 +239,7 @@ func isBadRequest(err error) bool {
 	}
 	for _, s := range []error{commit.ErrInvalidBranch, exec.ErrInvalidLoadMode, exec.ErrNotMutation,
 		exec.ErrMergeSameBranch, exec.ErrInternalRef, exec.ErrUnsupportedValue, schema.ErrNoKey,
-		query.ErrQueryNotFound, omnigraph.ErrQuerySource} {
+		query.ErrQueryNotFound, omnigraph.ErrQuerySource, omnigraph.ErrBlobSelector} {
 		if errors.Is(err, s) {
 			return true
 		}

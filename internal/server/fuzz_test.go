@@ -39,6 +39,8 @@ var fuzzSeeds = []struct {
 	{"POST", "/graphs/g/branches/merge", "application/json", `{"source":"fz","target":"main","delete_branch":true}`},
 	{"DELETE", "/graphs/g/branches/fz", "", ""},
 	{"GET", "/graphs/g/commits?branch=main", "", ""},
+	{"GET", "/graphs/g/blob?entity=node&type=Person&id=Alice&property=name", "", ""},
+	{"HEAD", "/graphs/g/blob?entity=edge&type=Knows&id=x&property=since&snapshot=01HXXXXXXXXXXXXXXXXXXXXXXX", "", ""},
 	{"GET", "/graphs/g/commits/01HXXXXXXXXXXXXXXXXXXXXXXX", "", ""},
 	{"GET", "/graphs/g/commits/01HXXXXXXXXXXXXXXXXXXXXXXX/changes?limit=2&kind=node&op=insert&type=Person", "", ""},
 }

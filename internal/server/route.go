@@ -121,9 +121,10 @@ func (s *Server) buildMux() *http.ServeMux {
 		if _, ok := methods[rt.path]; !ok {
 			paths = append(paths, rt.path)
 		}
-		methods[rt.path] = append(methods[rt.path], rt.method)
-		if rt.method == http.MethodGet {
-			methods[rt.path] = append(methods[rt.path], http.MethodHead)
+		for _, m := range []string{rt.method, http.MethodHead} {
+			if (m == rt.method || rt.method == http.MethodGet) && !slices.Contains(methods[rt.path], m) {
+				methods[rt.path] = append(methods[rt.path], m)
+			}
 		}
 	}
 	for _, p := range paths {

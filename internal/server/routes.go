@@ -12,12 +12,16 @@ func graphPath(p string) string { return "/graphs/{graph_id}" + p }
 var (
 	branchParam   = param{name: "branch", desc: "Branch to read (default main). Mutually exclusive with snapshot."}
 	snapshotParam = param{name: "snapshot", desc: "Commit id to read (time travel). Mutually exclusive with branch."}
+	blobHeaders   = []param{{name: "If-Match", desc: "Strong entity-tag list or *; a mismatch is 412."},
+		{name: "If-None-Match", desc: "Weak entity-tag list or *; a match is 304."},
+		{name: "Range", desc: "One bytes= range; anything else is ignored."},
+		{name: "If-Range", desc: "A strong entity tag; on mismatch the whole blob is sent."}}
 	ifCommitParam = param{name: ifGraphCommitHeader, required: true, desc: "The commit id the branch head must be; otherwise 412 and nothing is written."}
 )
 
 // routeTable is the one list of served routes. Routes whose engine
-// feature does not exist yet (change feed, schema apply, blobs,
-// embeddings) are absent, so they are neither served nor documented.
+// feature does not exist yet (change feed, schema apply, embeddings) are
+// absent, so they are neither served nor documented.
 func (s *Server) routeTable() []*route {
 	return []*route{
 		{method: "GET", path: "/healthz", opID: "health", tag: "health", public: true,
@@ -81,6 +85,12 @@ func (s *Server) routeTable() []*route {
 			body:    BranchMergeRequest{}, resp: BranchMergeOutput{}, statuses: []int{400, 404, 409, 413, 415, 429}, handle: s.handleMerge},
 		{method: "DELETE", path: graphPath("/branches/{branch...}"), opID: "cluster_deleteBranch", tag: "branches", perGraph: true, gated: true,
 			summary: "Delete a branch (main cannot be deleted).", resp: BranchDeleteOutput{}, statuses: []int{400, 404, 409, 429}, handle: s.handleDeleteBranch},
+		{method: "GET", path: graphPath("/blob"), opID: "cluster_getBlob", tag: "blobs", perGraph: true,
+			summary: "One Blob cell: bytes with a strong ETag, If-Match / If-None-Match / Range / If-Range; an external blob redirects (302).",
+			query:   blobParams, headers: blobHeaders, respType: "application/octet-stream", statuses: []int{302, 304, 400, 404, 412, 416}, handle: s.handleBlob(false)},
+		{method: "HEAD", path: graphPath("/blob"), opID: "cluster_headBlob", tag: "blobs", perGraph: true,
+			summary: "The status and headers GET /blob would return (Range and If-Range ignored).",
+			query:   blobParams, headers: blobHeaders[:2], statuses: []int{302, 304, 400, 404, 412}, handle: s.handleBlob(true)},
 		{method: "GET", path: graphPath("/commits"), opID: "cluster_listCommits", tag: "commits", perGraph: true,
 			summary: "A branch's commits, newest first.", query: []param{{name: "branch", desc: "Branch (default main)."}},
 			resp: CommitListOutput{}, statuses: readStatuses, handle: s.handleListCommits},

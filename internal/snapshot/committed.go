@@ -21,6 +21,9 @@ func (s *Snapshot) NodeExists(ctx context.Context, nodeType, id string) (bool, e
 	if !ok {
 		return false, &UnknownTypeError{Kind: "node", Name: nodeType}
 	}
+	if locs, ok, err := s.indexLocate(ctx, NodeKey(nt.Name), []string{id}); ok || err != nil {
+		return len(locs) > 0, err
+	}
 	fs, err := s.Layout(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return false, err
@@ -58,6 +61,12 @@ func (s *Snapshot) lookupKey(ctx context.Context, typeKey string, cols []string,
 	v, isStr := tuple[0].(string)
 	if !ok || !isStr || (p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
 		return nil, false, nil
+	}
+	if id, _, found, ok, err := s.KeyRow(ctx, nt, v, false); ok || err != nil {
+		if !found {
+			return nil, ok, err
+		}
+		return []string{id}, true, nil
 	}
 	fs, err := s.Layout(ctx, NodeKey(nt.Name))
 	if err != nil {
@@ -148,6 +157,9 @@ func (s *Snapshot) EdgeEnds(ctx context.Context, edgeType, id string) (string, s
 	et, ok := s.cat.Edge(edgeType)
 	if !ok {
 		return "", "", false, &UnknownTypeError{Kind: "edge", Name: edgeType}
+	}
+	if src, dst, found, ok, err := s.indexEdgeEnds(ctx, EdgeKey(et.Name), id); ok || err != nil {
+		return src, dst, found, err
 	}
 	fs, err := s.Layout(ctx, EdgeKey(et.Name))
 	if err != nil {

@@ -14,6 +14,12 @@
 //   - layout.go: a table state seen as its fragments' images and deletion
 //     vectors (Layout): point lookups by id without assembling the image.
 //   - committed.go: the committed-row lookups writes validate against.
+//   - lookup_index.go: those lookups (and CommittedRows, KeyRow) through
+//     the tables' persisted fragment indexes (table.Reader) when the
+//     fragments are not decoded yet, as in a fresh CLI process.
+//   - partial.go: Partial, the rows an anchored read (every scan pinned by
+//     key or id, bounded traversals) can touch, gathered through the same
+//     indexes into a Mem snapshot: a cold read costs what it touches.
 //   - index.go, adjacency.go: sorted property indexes and row-resolved
 //     adjacency (CSR) kept with an image.
 //   - columns.go: the mapping between .pg types and table columns, and
@@ -26,6 +32,9 @@
 // deletion-vector keys, plus the schema key), so nothing is ever
 // invalidated and a warm read costs no store request. Images, Rows and
 // indexes are shared between snapshots and must not be modified by callers.
+// The index paths answer exactly what the image paths answer, row order
+// included (exec TestIndexLookupsMatchFragSet, TestPartialReadsMatchFull);
+// SetIndexPath(false) turns them off.
 //
 // Caveats: this package reads only; it never writes objects. Index memory
 // (fragment id maps, sorted indexes, CSRs) is not charged to the cache

@@ -75,7 +75,7 @@ func assembleFrom(fs *Layout, props []*schema.Property, edge bool) *Rows {
 // FragmentImage decodes (cached by schema and fragment key) every row of
 // fragment f, deleted or not.
 func (s *Snapshot) FragmentImage(ctx context.Context, tk string, st *table.State, f table.Fragment, props []*schema.Property, edge bool) (*Rows, error) {
-	key := "exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key
+	key := s.fragImageKey(tk, f)
 	v, err := s.l.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
 		empty, err := table.NewState(st.Schema())
 		if err != nil {
@@ -99,12 +99,17 @@ func (s *Snapshot) FragmentImage(ctx context.Context, tk string, st *table.State
 	return v.(*Rows), nil
 }
 
+// fragImageKey names the cached image of fragment f of table tk.
+func (s *Snapshot) fragImageKey(tk string, f table.Fragment) string {
+	return "exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key
+}
+
 // CachedFragmentImage returns fragment f's image if this handle has it
 // cached, without loading it.
 // INVARIANT: the key is the one FragmentImage caches under
 // (TestCachedFragmentImageKey).
 func (s *Snapshot) CachedFragmentImage(tk string, f table.Fragment) (*Rows, bool) {
-	v, ok := s.l.cache.Get("exec/frag/" + s.c.Schema + "/" + tk + "/" + f.Key)
+	v, ok := s.l.cache.Get(s.fragImageKey(tk, f))
 	if !ok {
 		return nil, false
 	}

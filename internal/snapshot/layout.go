@@ -218,6 +218,13 @@ func (s *Snapshot) deletionVector(ctx context.Context, f table.Fragment) ([]int6
 // table tk whose ids are in ids (ids not committed are skipped; a repeated
 // id repeats its offset): the input of table.DeleteRows, which dedupes.
 func (s *Snapshot) CommittedRows(ctx context.Context, tk string, ids []string) (map[string][]int64, error) {
+	if locs, ok, err := s.indexLocate(ctx, tk, ids); ok || err != nil {
+		out := map[string][]int64{}
+		for _, l := range locs {
+			out[l.Fragment] = append(out[l.Fragment], l.Offset)
+		}
+		return out, err
+	}
 	fs, err := s.Layout(ctx, tk)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -22,12 +23,25 @@ import (
 type Loader struct {
 	st    storage.Store
 	cache *cache.Cache[any]
+	tr    *table.Reader // cached reads through fragment indexes (lookup_index.go)
+	// noIndexPath answers point lookups through decoded fragments even
+	// where persisted indexes could (SetIndexPath).
+	noIndexPath bool
+	// partials counts reads answered by Partial; past partialBeforeImages
+	// the handle is serving many reads and decodes images instead.
+	partials atomic.Int64
 }
 
 // NewLoader returns a loader reading st through c.
 func NewLoader(st storage.Store, c *cache.Cache[any]) *Loader {
-	return &Loader{st: st, cache: c}
+	return &Loader{st: st, cache: c, tr: table.NewReader(st, c)}
 }
+
+// SetIndexPath turns the persisted-index path of point lookups and
+// anchored reads on (the default) or off. Both paths answer alike; off,
+// every lookup decodes the table's fragments (tests compare the two).
+// Call it before the loader is shared.
+func (l *Loader) SetIndexPath(on bool) { l.noIndexPath = !on }
 
 // Snapshot returns the snapshot of commit c, whose schema compiles to cat.
 // branch is the label the commit was reached through ("" for a pinned

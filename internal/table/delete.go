@@ -91,32 +91,24 @@ func writeDV(ctx context.Context, st storage.Store, prefix string, dv DeletionVe
 }
 
 // Delete hides the live rows whose id is in ids and returns the new state and
-// the number of rows deleted. Ids not present are ignored. Only fragments and
-// row groups whose id range covers some of the ids are read.
+// the number of rows deleted. Ids not present are ignored. Rows are found
+// through the fragments' indexes (Reader.Locate); only unindexed fragments
+// whose id range covers some of the ids are read.
 func Delete(ctx context.Context, st storage.Store, prefix string, s *State, ids []string) (*State, int64, error) {
-	if s.schema.Index(KeyColumn) < 0 {
-		return nil, 0, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
-	}
-	sc, err := Scan(ctx, st, s, ScanOptions{Columns: []string{KeyColumn}, Filters: []Filter{In(KeyColumn, ids...)}, RowOffsets: true})
+	locs, err := NewReader(st, nil).Locate(ctx, s, ids)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer sc.Close()
-	rows := map[string][]int64{}
-	var n int64
-	for sc.Next() {
-		rows[sc.Fragment()] = append(rows[sc.Fragment()], sc.Offsets()...)
-		n += int64(len(sc.Offsets()))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, err
-	}
-	if n == 0 {
+	if len(locs) == 0 {
 		return s, 0, nil
+	}
+	rows := map[string][]int64{}
+	for _, l := range locs {
+		rows[l.Fragment] = append(rows[l.Fragment], l.Offset)
 	}
 	ns, err := DeleteRows(ctx, st, prefix, s, rows)
 	if err != nil {
 		return nil, 0, err
 	}
-	return ns, n, nil
+	return ns, int64(len(locs)), nil
 }

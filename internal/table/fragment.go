@@ -33,6 +33,13 @@ type Fragment struct {
 	// INVARIANT: Deleted == 0 iff DV == "", and Deleted <= Rows
 	// (TestDeleteMergesDeletionVectors, TestStateValidateRejects).
 	Deleted int64
+	// Index is the key of the fragment's index object
+	// (<prefix>/index/<ulid>.fidx, fragindex.go), or "" for fragments
+	// written before indexes existed (readers then scan the fragment).
+	Index string
+	// IndexBytes is the size of the index object.
+	// INVARIANT: IndexBytes > 0 iff Index != "" (TestStateValidateRejects).
+	IndexBytes int64
 }
 
 // Live is the number of rows of the fragment a scan returns.
@@ -97,14 +104,34 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	fileRec := toFileRecord(mem, schema, rec)
 	defer fileRec.Release()
 
+	// The fragment index is built from the in-memory record and written
+	// concurrently with the fragment (both are unreferenced until a state
+	// names them).
+	var idxData []byte
+	if indexedSections(schema) != nil {
+		idxData = encodeFragmentIndex(schema, rec)
+	}
+
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(
+	wprops := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(opts.RowGroupRows),
 		parquet.WithStats(true),
 		parquet.WithCreatedBy("omnigraph"),
-	)
+		// Small pages plus the page index let a point read fetch one page
+		// per column instead of a whole column chunk (ReadRows).
+		parquet.WithDataPageSize(DataPageBytes),
+		parquet.WithPageIndexEnabled(true),
+	}
+	for i, c := range schema.Columns {
+		if highCardinality(rec.Column(i)) {
+			// A dictionary of mostly distinct values is one large page that
+			// every point read of the chunk would have to fetch.
+			wprops = append(wprops, parquet.WithDictionaryFor(c.Name, false))
+		}
+	}
+	props := parquet.NewWriterProperties(wprops...)
 	// WithStoreSchema keeps the exact Arrow types (fixed-size lists, large
 	// binary, unsigned ints) in the ARROW:schema footer key.
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem))
@@ -127,13 +154,52 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	if err := failpoint.Hit(FPBeforeFragment); err != nil {
 		return Fragment{}, err
 	}
-	if _, err := st.Put(ctx, key, buf.Bytes()); err != nil {
+	frag := Fragment{Key: key, Rows: rec.NumRows(), Bytes: int64(buf.Len()), Stats: stats}
+	idxErr := make(chan error, 1)
+	if idxData != nil {
+		go func() {
+			k, err := writeFragmentIndex(ctx, st, key, idxData)
+			frag.Index, frag.IndexBytes = k, int64(len(idxData))
+			idxErr <- err
+		}()
+	} else {
+		idxErr <- nil
+	}
+	_, err = st.Put(ctx, key, buf.Bytes())
+	if ierr := <-idxErr; err == nil {
+		err = ierr
+	}
+	if err != nil {
 		return Fragment{}, fmt.Errorf("table: write fragment %s: %w", key, err)
 	}
 	if err := failpoint.Hit(FPAfterFragment); err != nil {
 		return Fragment{}, err
 	}
-	return Fragment{Key: key, Rows: rec.NumRows(), Bytes: int64(buf.Len()), Stats: stats}, nil
+	return frag, nil
+}
+
+// DataPageBytes is the target size of a Parquet data page: the unit a
+// point read fetches per column.
+const DataPageBytes = 8 << 10
+
+// highCardinality reports whether a flat column's first values are mostly
+// distinct (then dictionary encoding only adds a large dictionary page).
+func highCardinality(arr arrow.Array) bool {
+	switch arr.DataType().ID() {
+	case arrow.STRING, arrow.LARGE_BINARY, arrow.BINARY, arrow.INT64, arrow.INT32, arrow.UINT64, arrow.UINT32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DATE32, arrow.DATE64:
+	default:
+		return false
+	}
+	n := min(arr.Len(), 4096)
+	if n < 64 {
+		return false
+	}
+	seen := make(map[string]struct{}, n)
+	for i := range n {
+		seen[arr.ValueStr(i)] = struct{}{}
+	}
+	return len(seen) > n/4
 }
 
 // checkRecord verifies rec has exactly the schema's columns and Arrow types and

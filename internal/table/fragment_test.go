@@ -145,7 +145,8 @@ func TestFragmentFailpoints(t *testing.T) {
 			}
 			n := 0
 			_ = st.List(ctx, testPrefix, "", func(storage.Info) error { n++; return nil })
-			if want := map[string]int{FPBeforeFragment: 0, FPAfterFragment: 1}[fp]; n != want {
+			// After the fragment: the fragment and its index.
+			if want := map[string]int{FPBeforeFragment: 0, FPAfterFragment: 2}[fp]; n != want {
 				t.Errorf("%d objects written, want %d", n, want)
 			}
 		})

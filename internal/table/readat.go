@@ -13,7 +13,10 @@ import (
 // footer read. The Parquet reader asks for the last 8 bytes and then for the
 // footer; fetching both in one ranged GET halves the round trips of opening a
 // fragment (and small fragments come whole in that one request).
-const tailPrefetch = 64 << 10
+const tailPrefetch = 8 << 10
+
+// smallReadBytes bounds the reads an objectReader memoizes.
+const smallReadBytes = 16 << 10
 
 // objectReader adapts a storage.ReadAtCloser to the io.ReaderAt + io.Seeker
 // the Parquet reader wants, adding the tail prefetch and error classification.
@@ -30,6 +33,10 @@ type objectReader struct {
 
 	tail    []byte
 	tailOff int64
+
+	// small memoizes reads of up to smallReadBytes (page-index and page
+	// header reads repeat while one fragment is open).
+	small map[[2]int64][]byte
 
 	// err is the first storage or truncation error, kept so that a failure
 	// surfacing as a Parquet decode error is reported as what it really was.
@@ -97,10 +104,18 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 	var n int
 	if r.tail != nil && off >= r.tailOff && off+want <= r.tailOff+int64(len(r.tail)) {
 		n = copy(p[:want], r.tail[off-r.tailOff:])
+	} else if b, ok := r.small[[2]int64{off, want}]; ok {
+		n = copy(p, b)
 	} else {
 		b, err := r.get(off, want)
 		if err != nil {
 			return 0, err
+		}
+		if want <= smallReadBytes {
+			if r.small == nil {
+				r.small = map[[2]int64][]byte{}
+			}
+			r.small[[2]int64{off, want}] = b
 		}
 		n = copy(p, b)
 	}

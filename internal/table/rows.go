@@ -40,6 +40,13 @@ func (e *RowOffsetError) Unwrap() error { return ErrValue }
 // A fragment s does not hold is ErrUnknownFragment; an offset outside the
 // fragment is a *RowOffsetError (ErrValue). Both are reported before any read.
 func ReadRows(ctx context.Context, st storage.Store, s *State, fragKey string, offsets []int64, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
+	return NewReader(st, nil).ReadRows(ctx, s, fragKey, offsets, columns, mem)
+}
+
+// ReadRows is ReadRows through the reader's caches. A row group holding at
+// most maxSeekRows wanted offsets is read row by row through the Parquet
+// page index, so only the pages holding those rows are fetched.
+func (r *Reader) ReadRows(ctx context.Context, s *State, fragKey string, offsets []int64, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
 	i := slices.IndexFunc(s.fragments, func(f Fragment) bool { return f.Key == fragKey })
 	if i < 0 {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownFragment, fragKey)
@@ -60,7 +67,7 @@ func ReadRows(ctx context.Context, st storage.Store, s *State, fragKey string, o
 	// physical, and the vector need not even be fetched.
 	f.DV, f.Deleted = "", 0
 	one := &State{schema: s.schema, fragments: []Fragment{f}}
-	sc, err := Scan(ctx, st, one, ScanOptions{Columns: columns, Alloc: mem})
+	sc, err := r.Scan(ctx, one, ScanOptions{Columns: columns, Alloc: mem})
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,9 @@ type Scanner struct {
 	want     []int64
 	wantBits rowBitmap
 
+	// rd, when set, supplies cached footers and deletion vectors.
+	rd *Reader
+
 	rec      arrow.RecordBatch
 	recFrag  string
 	recOffs  []int64
@@ -249,12 +252,24 @@ type fragCursor struct {
 	starts []int64   // first row offset of every row group of the file
 	rr     pqarrow.RecordReader
 	rgNext int64 // fragment offset of the next batch of the open row group
+
+	// Seek mode (ReadRows of a few offsets): seekRR reads one row at a
+	// time from row group seekRG, positioned by the page index, so only the
+	// pages holding the wanted rows are fetched. seekOffs are the wanted
+	// offsets of that row group still to read.
+	seekRR   pqarrow.RecordReader
+	seekRG   int
+	seekOffs []int64
 }
 
 func (c *fragCursor) close() {
 	if c.rr != nil {
 		c.rr.Release()
 		c.rr = nil
+	}
+	if c.seekRR != nil {
+		c.seekRR.Release()
+		c.seekRR = nil
 	}
 	if c.or != nil {
 		_ = c.or.Close() // read-only: nothing to lose on a failed close
@@ -277,7 +292,13 @@ func guard(key string, fn func() error) (err error) {
 
 func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 	c := &fragCursor{frag: f}
-	if f.DV != "" {
+	if sc.rd != nil {
+		del, err := sc.rd.deleted(sc.ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		c.del = del
+	} else if f.DV != "" {
 		dv, err := loadDV(sc.ctx, sc.st, f)
 		if err != nil {
 			return nil, err
@@ -289,13 +310,27 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		return nil, err
 	}
 	c.or = or
+	var md0 *metadata.FileMetaData
+	if sc.rd != nil {
+		md0 = sc.rd.footer(f)
+	}
 	var pf *file.Reader
 	err = guard(f.Key, func() error {
 		var err error
 		// Decode buffers come from the Go heap (the reader pools them and frees
 		// them with finalizers); only returned records use sc.mem.
 		props := parquet.NewReaderProperties(memory.DefaultAllocator)
-		if pf, err = file.NewParquetReader(c.or, file.WithReadProps(props)); err != nil {
+		if sc.want != nil {
+			// A few rows: stream pages through ranged reads instead of
+			// fetching whole column chunks.
+			props.BufferedStreamEnabled = true
+			props.BufferSize = seekBufferBytes
+		}
+		opts := []file.ReadOption{file.WithReadProps(props)}
+		if md0 != nil {
+			opts = append(opts, file.WithMetadata(md0))
+		}
+		if pf, err = file.NewParquetReader(c.or, opts...); err != nil {
 			return err
 		}
 		c.fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: sc.batch}, sc.mem)
@@ -311,6 +346,9 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		return nil, err
 	}
 	md := pf.MetaData()
+	if sc.rd != nil && md0 == nil {
+		sc.rd.keepFooter(f, md)
+	}
 	var start int64
 	for rg := 0; rg < pf.NumRowGroups(); rg++ {
 		c.starts = append(c.starts, start)
@@ -448,12 +486,23 @@ func parquetStats(k Kind, ts metadata.TypedStatistics) ColumnStats {
 // columns only) and the fragment offset of its first row.
 func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, ok bool, err error) {
 	for {
+		if len(c.seekOffs) > 0 {
+			return c.nextSeek(sc)
+		}
 		if c.rr == nil {
 			if len(c.rgs) == 0 {
 				return nil, 0, false, nil
 			}
 			rg := c.rgs[0]
 			c.rgs = c.rgs[1:]
+			if offs := sc.wantedIn(c.starts[rg], c.rowGroupRows(rg)); offs != nil && len(offs) <= maxSeekRows {
+				if c.seekRR != nil {
+					c.seekRR.Release()
+					c.seekRR = nil
+				}
+				c.seekRG, c.seekOffs = rg, offs
+				continue
+			}
 			err := guard(c.frag.Key, func() error {
 				var err error
 				c.rr, err = c.fr.GetRecordReader(sc.ctx, c.leaves, []int{rg})
@@ -487,6 +536,75 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		sc.stats.RowsRead += rec.NumRows()
 		return rec, base, true, nil
 	}
+}
+
+// seekBufferBytes is the read size of page streaming in seek mode.
+const seekBufferBytes = 8 << 10
+
+// maxSeekRows is the most wanted rows of one row group read by seeking
+// row by row; more are read with the row group.
+const maxSeekRows = 32
+
+func (c *fragCursor) rowGroupRows(rg int) int64 {
+	return c.fr.ParquetReader().MetaData().RowGroup(rg).NumRows()
+}
+
+// wantedIn returns the wanted offsets in rows [start, start+n), or nil
+// without a row restriction.
+func (sc *Scanner) wantedIn(start, n int64) []int64 {
+	if sc.want == nil {
+		return nil
+	}
+	i, _ := slices.BinarySearch(sc.want, start)
+	j, _ := slices.BinarySearch(sc.want, start+n)
+	return sc.want[i:j]
+}
+
+// nextSeek reads the next wanted row of the seek row group as a one-row
+// batch: the page index positions the reader, so only that row's pages
+// (and dictionary pages) of the read columns are fetched.
+func (c *fragCursor) nextSeek(sc *Scanner) (arrow.RecordBatch, int64, bool, error) {
+	off := c.seekOffs[0]
+	c.seekOffs = c.seekOffs[1:]
+	var rec arrow.RecordBatch
+	err := guard(c.frag.Key, func() error {
+		if c.seekRR == nil {
+			props := c.fr.Props
+			c.fr.Props.BatchSize = 1
+			rr, err := c.fr.GetRecordReader(sc.ctx, c.leaves, []int{c.seekRG})
+			c.fr.Props = props
+			if err != nil {
+				return err
+			}
+			c.seekRR = rr
+		}
+		if err := c.seekRR.SeekToRow(off - c.starts[c.seekRG]); err != nil {
+			return err
+		}
+		if !c.seekRR.Next() {
+			if err := c.seekRR.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("no row at offset %d", off)
+		}
+		rec = c.seekRR.RecordBatch()
+		rec.Retain()
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, c.or.classify(err, "undecodable column data")
+	}
+	if rec.NumRows() < 1 {
+		rec.Release()
+		return nil, 0, false, corrupt(c.frag.Key, -1, fmt.Sprintf("no row at offset %d", off), nil)
+	}
+	if rec.NumRows() > 1 {
+		one := rec.NewSlice(0, 1)
+		rec.Release()
+		rec = one
+	}
+	sc.stats.RowsRead++
+	return rec, off, true, nil
 }
 
 // process applies deletions and filters to a raw batch and projects it.
@@ -575,13 +693,12 @@ func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch
 }
 
 // LookupIDs returns the live rows whose key column (id) is one of ids, with
-// the given columns (nil = all), as one record the caller releases. Fragments
-// and row groups whose id range holds none of the ids are not read.
+// the given columns (nil = all), as one record the caller releases. It is
+// Reader.LookupIDs without a cache: fragments are probed through their
+// indexes and only the pages of the hits are read; unindexed fragments and
+// row groups whose id range holds none of the ids are not read.
 func LookupIDs(ctx context.Context, st storage.Store, s *State, ids []string, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if s.schema.Index(KeyColumn) < 0 {
-		return nil, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
-	}
-	return Collect(ctx, st, s, ScanOptions{Columns: columns, Filters: []Filter{In(KeyColumn, ids...)}, Alloc: mem})
+	return NewReader(st, nil).LookupIDs(ctx, s, ids, columns, mem)
 }
 
 // Collect runs a scan to completion and concatenates its records into one
@@ -600,7 +717,6 @@ func Collect(ctx context.Context, st storage.Store, s *State, opts ScanOptions) 
 
 // collect drains sc into one record allocated from mem.
 func collect(sc *Scanner, mem memory.Allocator) (arrow.RecordBatch, error) {
-	var err error
 	var recs []arrow.RecordBatch
 	defer func() {
 		for _, r := range recs {
@@ -615,7 +731,31 @@ func collect(sc *Scanner, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	schema := sc.Schema()
+	return concat(recs, sc.Schema(), mem)
+}
+
+// concatRecords concatenates records of the projection columns (nil = all)
+// of schema into one.
+func concatRecords(recs []arrow.RecordBatch, schema Schema, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
+	out := schema.ArrowSchema()
+	if columns != nil {
+		fields := make([]arrow.Field, len(columns))
+		for j, name := range columns {
+			i := schema.Index(name)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: unknown column %q in projection", ErrSchema, name)
+			}
+			fields[j] = out.Field(i)
+		}
+		out = arrow.NewSchema(fields, nil)
+	}
+	return concat(recs, out, mem)
+}
+
+// concat concatenates records of one schema into one (recs stay owned by
+// the caller).
+func concat(recs []arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	var err error
 	if len(recs) == 1 {
 		recs[0].Retain()
 		return recs[0], nil

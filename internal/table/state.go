@@ -9,16 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
-// StateFormatVersion is the table-state format this build writes and reads.
-// Versions are a ratchet: a number is never reused, and ReadState refuses any
-// other version with a *VersionError naming both.
-const StateFormatVersion = 1
+// StateFormatVersion is the newest table-state format this build writes
+// and reads. Version 2 adds per-fragment index references (Fragment.Index);
+// a state without any is still written as version 1, byte for byte as
+// before, so older builds read it. Versions are a ratchet: a number is never
+// reused, and ReadState refuses any version outside [1, StateFormatVersion]
+// with a *VersionError naming both.
+const StateFormatVersion = 2
 
 // Failpoint names of the state writer.
 const (
@@ -174,6 +178,8 @@ func (s *State) validate() error {
 			return fmt.Errorf("%w: fragment %s has %d of %d rows deleted", ErrSchema, f.Key, f.Deleted, f.Rows)
 		case (f.Deleted == 0) != (f.DV == ""):
 			return fmt.Errorf("%w: fragment %s: deleted count %d disagrees with deletion vector %q", ErrSchema, f.Key, f.Deleted, f.DV)
+		case (f.IndexBytes > 0) != (f.Index != "") || f.IndexBytes < 0:
+			return fmt.Errorf("%w: fragment %s: index %q has %d bytes", ErrSchema, f.Key, f.Index, f.IndexBytes)
 		}
 		seen[f.Key] = true
 	}
@@ -197,6 +203,9 @@ type fragmentJSON struct {
 	DV      string      `json:"dv,omitempty"`
 	Deleted int64       `json:"deleted,omitempty"`
 	Stats   []statsJSON `json:"stats"`
+	// Format 2 only.
+	Index      string `json:"index,omitempty"`
+	IndexBytes int64  `json:"index_bytes,omitempty"`
 }
 
 // Encode returns the canonical bytes of the state. Equal states encode to
@@ -206,14 +215,18 @@ type fragmentJSON struct {
 // same bytes (TestStateGoldenRoundTrip, TestStateContentAddressed).
 func (s *State) Encode() ([]byte, error) {
 	w := stateJSON{
-		Format:    StateFormatVersion,
+		Format:    1,
 		Columns:   s.schema.Columns,
 		Rows:      s.Rows(),
 		Fragments: make([]fragmentJSON, len(s.fragments)),
 		Indexes:   s.indexes,
 	}
 	for i, f := range s.fragments {
-		fj := fragmentJSON{Key: f.Key, Rows: f.Rows, Bytes: f.Bytes, DV: f.DV, Deleted: f.Deleted, Stats: make([]statsJSON, len(f.Stats))}
+		fj := fragmentJSON{Key: f.Key, Rows: f.Rows, Bytes: f.Bytes, DV: f.DV, Deleted: f.Deleted, Stats: make([]statsJSON, len(f.Stats)),
+			Index: f.Index, IndexBytes: f.IndexBytes}
+		if f.Index != "" {
+			w.Format = 2
+		}
 		for j, cs := range f.Stats {
 			min, err := encodeBound(cs.Min)
 			if err != nil {
@@ -264,7 +277,7 @@ func DecodeState(key string, data []byte) (*State, error) {
 	if probe.Format == nil {
 		return nil, corrupt(key, -1, "state has no format field", nil)
 	}
-	if *probe.Format != StateFormatVersion {
+	if *probe.Format < 1 || *probe.Format > StateFormatVersion {
 		return nil, &VersionError{Key: key, Kind: "table state", Got: *probe.Format, Want: StateFormatVersion}
 	}
 	var w stateJSON
@@ -278,7 +291,11 @@ func DecodeState(key string, data []byte) (*State, error) {
 		return nil, corrupt(key, -1, "invalid schema", err)
 	}
 	for i, fj := range w.Fragments {
-		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats))}
+		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats)),
+			Index: fj.Index, IndexBytes: fj.IndexBytes}
+		if fj.Index != "" && *probe.Format != 2 {
+			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an index reference in a format %d state", fj.Key, *probe.Format), nil)
+		}
 		if len(fj.Stats) != len(w.Columns) {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has statistics for %d columns, schema has %d", fj.Key, len(fj.Stats), len(w.Columns)), nil)
 		}
@@ -305,6 +322,9 @@ func DecodeState(key string, data []byte) (*State, error) {
 	}
 	if err := s.validate(); err != nil {
 		return nil, corrupt(key, -1, "invalid state", err)
+	}
+	if w.Format == 2 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Index != "" }) {
+		return nil, corrupt(key, -1, "format 2 state without any fragment index (writers use format 1)", nil)
 	}
 	if w.Rows != s.Rows() {
 		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)

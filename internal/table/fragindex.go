@@ -1,0 +1,530 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Per-fragment indexes. Every fragment of a table with an id column is
+// written with one immutable index object (<prefix>/index/<ulid>.fidx, the
+// ULID of its fragment) that the table state names next to the fragment.
+// It holds up to three sections, each the fragment's rows sorted by one
+// column:
+//
+//	SectionID   id  → row offset            (every table with an id column)
+//	SectionSrc  src → row offset, dst       (edge tables: id, src, dst)
+//	SectionDst  dst → row offset, src
+//
+// so "which rows of this fragment have id X / leave node X / enter node X"
+// is answered without reading the fragment, and for edges without reading
+// it at all (the far end is in the entry). Every row is indexed, deleted or
+// not: the index is valid for every state holding the fragment, and
+// readers apply the deletion vector.
+//
+// The object is laid out for ranged reads: a fixed header, then per
+// section a blocked Bloom filter (64-byte blocks, one ranged read answers
+// "may this fragment hold X"), a directory of the first key of every
+// block, and blocks of 128 prefix-compressed entries. A lookup reads the
+// header, one Bloom block, the directory and one block; each unit carries
+// its own CRC-32C. The format is specified in docs/format/table.md.
+
+// Section names one sorted column of a fragment index.
+type Section uint8
+
+// Sections of a fragment index.
+const (
+	SectionID  Section = 1 // id → offset
+	SectionSrc Section = 2 // src → offset, dst
+	SectionDst Section = 3 // dst → offset, src
+)
+
+const (
+	fidxMagic      = "OGFX"
+	fidxVersion    = 1
+	fidxSecBytes   = 40
+	fidxBlockRows  = 256
+	fidxBloomBlock = 64 // bytes of one Bloom block (512 bits), plus its CRC
+	fidxBloomUnit  = fidxBloomBlock + 4
+	fidxBitsPerKey = 10
+	fidxBloomProbe = 6
+	// fidxHeadRead is how much of the object the first read fetches: the
+	// header of up to three sections (24 + 3×40 + 4 = 148 bytes).
+	fidxHeadRead = 256
+	fidxHeadFix  = 24
+)
+
+// IndexEntry is one row of a fragment index section: the row's offset in
+// its fragment and, for the adjacency sections, the edge's far end.
+type IndexEntry struct {
+	Offset int64
+	Far    string
+}
+
+type fidxEntry struct {
+	key string
+	off int64
+	far string
+}
+
+type fidxSection struct {
+	kind        Section
+	entries     uint32
+	bloomBlocks uint32
+	bloomOff    int64
+	dirOff      int64
+	dirLen      int64
+}
+
+// fidxHeader is the decoded fixed header of a fragment index.
+type fidxHeader struct {
+	rows     int64
+	idEqual  uint64 // bit i: column i equals the id column in every row
+	sections []fidxSection
+}
+
+func (h *fidxHeader) section(k Section) *fidxSection {
+	for i := range h.sections {
+		if h.sections[i].kind == k {
+			return &h.sections[i]
+		}
+	}
+	return nil
+}
+
+// indexedSections returns the sections a fragment of schema gets (nil: the
+// table has no id column and no index).
+func indexedSections(schema Schema) []Section {
+	if schema.Index(KeyColumn) < 0 {
+		return nil
+	}
+	if isEdgeSchema(schema) {
+		return []Section{SectionID, SectionSrc, SectionDst}
+	}
+	return []Section{SectionID}
+}
+
+// isEdgeSchema: columns 0..2 are id, src, dst, all non-nullable strings.
+func isEdgeSchema(schema Schema) bool {
+	if len(schema.Columns) < 3 {
+		return false
+	}
+	for i, n := range []string{KeyColumn, "src", "dst"} {
+		c := schema.Columns[i]
+		if c.Name != n || c.Type.Kind != String || c.Type.Nullable {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeFragmentIndex builds the index object of rec (a record of schema).
+func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
+	secs := indexedSections(schema)
+	n := int(rec.NumRows())
+	col := func(name string) *array.String { return rec.Column(schema.Index(name)).(*array.String) }
+	var sorted [][]fidxEntry
+	for _, k := range secs {
+		ents := make([]fidxEntry, n)
+		switch k {
+		case SectionID:
+			ids := col(KeyColumn)
+			for i := range n {
+				ents[i] = fidxEntry{key: ids.Value(i), off: int64(i)}
+			}
+		case SectionSrc, SectionDst:
+			near, far := col("src"), col("dst")
+			if k == SectionDst {
+				near, far = far, near
+			}
+			for i := range n {
+				ents[i] = fidxEntry{key: near.Value(i), off: int64(i), far: far.Value(i)}
+			}
+		}
+		slices.SortFunc(ents, func(a, b fidxEntry) int {
+			if c := strings.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return int(a.off - b.off)
+		})
+		sorted = append(sorted, ents)
+	}
+
+	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
+	var body bytes.Buffer
+	hdr := make([]fidxSection, len(secs))
+	for si, ents := range sorted {
+		h := &hdr[si]
+		h.kind, h.entries = secs[si], uint32(len(ents))
+		// Bloom filter.
+		h.bloomBlocks = uint32(max(1, (len(ents)*fidxBitsPerKey+511)/512))
+		h.bloomOff = int64(headLen + body.Len())
+		bloom := make([]byte, int(h.bloomBlocks)*fidxBloomBlock)
+		for i, e := range ents {
+			if i > 0 && ents[i-1].key == e.key {
+				continue
+			}
+			blk, bits := bloomBits(e.key, h.bloomBlocks)
+			b := bloom[blk*fidxBloomBlock : (blk+1)*fidxBloomBlock]
+			for _, bit := range bits {
+				b[bit/8] |= 1 << (bit % 8)
+			}
+		}
+		for blk := 0; blk < int(h.bloomBlocks); blk++ {
+			b := bloom[blk*fidxBloomBlock : (blk+1)*fidxBloomBlock]
+			body.Write(b)
+			body.Write(binary.LittleEndian.AppendUint32(nil, crc32Castagnoli(b)))
+		}
+		// Blocks, then the directory naming them.
+		var dir []byte
+		dir = binary.AppendUvarint(dir, uint64((len(ents)+fidxBlockRows-1)/fidxBlockRows))
+		prev := ""
+		for lo := 0; lo < len(ents); lo += fidxBlockRows {
+			blk := encodeFidxBlock(ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID)
+			off := headLen + body.Len()
+			body.Write(blk)
+			k := ents[lo].key
+			p := commonPrefix(prev, k)
+			dir = binary.AppendUvarint(dir, uint64(p))
+			dir = binary.AppendUvarint(dir, uint64(len(k)-p))
+			dir = append(dir, k[p:]...)
+			dir = binary.AppendUvarint(dir, uint64(off))
+			dir = binary.AppendUvarint(dir, uint64(len(blk)))
+			prev = k
+		}
+		dir = binary.LittleEndian.AppendUint32(dir, crc32Castagnoli(dir))
+		h.dirOff, h.dirLen = int64(headLen+body.Len()), int64(len(dir))
+		body.Write(dir)
+	}
+
+	head := make([]byte, 0, headLen)
+	head = append(head, fidxMagic...)
+	head = append(head, fidxVersion, byte(len(secs)), 0, 0)
+	head = binary.LittleEndian.AppendUint64(head, uint64(n))
+	head = binary.LittleEndian.AppendUint64(head, idEqualColumns(schema, rec))
+	for _, h := range hdr {
+		head = append(head, byte(h.kind), 0, 0, 0)
+		head = binary.LittleEndian.AppendUint32(head, h.entries)
+		head = binary.LittleEndian.AppendUint32(head, h.bloomBlocks)
+		head = binary.LittleEndian.AppendUint32(head, 0)
+		head = binary.LittleEndian.AppendUint64(head, uint64(h.bloomOff))
+		head = binary.LittleEndian.AppendUint64(head, uint64(h.dirOff))
+		head = binary.LittleEndian.AppendUint64(head, uint64(h.dirLen))
+	}
+	head = binary.LittleEndian.AppendUint32(head, crc32Castagnoli(head))
+	return append(head, body.Bytes()...)
+}
+
+// idEqualColumns returns the bitmask of the first 64 columns that are
+// non-null strings equal to the id in every row of rec (bit 0, the id
+// column itself, included). Readers use it to find a row by a column
+// value through the id section (a node's key is its id, exec).
+func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
+	ids := rec.Column(schema.Index(KeyColumn)).(*array.String)
+	var mask uint64
+	for i, c := range schema.Columns {
+		if i >= 64 {
+			break
+		}
+		col, ok := rec.Column(i).(*array.String)
+		if !ok || (c.Type.Kind != String && c.Type.Kind != Enum) || col.NullN() > 0 {
+			continue
+		}
+		eq := true
+		for r := 0; r < col.Len() && eq; r++ {
+			eq = col.Value(r) == ids.Value(r)
+		}
+		if eq {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// encodeFidxBlock encodes up to fidxBlockRows sorted entries: count, then
+// per entry (shared prefix with the previous key, suffix, offset[, far]),
+// then a CRC-32C of the block.
+func encodeFidxBlock(ents []fidxEntry, far bool) []byte {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(ents)))
+	prev := ""
+	for _, e := range ents {
+		p := commonPrefix(prev, e.key)
+		b = binary.AppendUvarint(b, uint64(p))
+		b = binary.AppendUvarint(b, uint64(len(e.key)-p))
+		b = append(b, e.key[p:]...)
+		b = binary.AppendUvarint(b, uint64(e.off))
+		if far {
+			b = binary.AppendUvarint(b, uint64(len(e.far)))
+			b = append(b, e.far...)
+		}
+		prev = e.key
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b))
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// bloomBits returns the Bloom block of key and its fidxBloomProbe bit
+// positions in that block (stable across processes: FNV-1a 64).
+func bloomBits(key string, blocks uint32) (int, [fidxBloomProbe]uint32) {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	x := h.Sum64()
+	blk := int((x >> 32) % uint64(blocks))
+	h1, h2 := uint32(x), uint32(x>>32)|1
+	var bits [fidxBloomProbe]uint32
+	for i := range bits {
+		bits[i] = (h1 + uint32(i)*h2) % (fidxBloomBlock * 8)
+	}
+	return blk, bits
+}
+
+// --- decoding (each unit separately, for ranged reads) ---
+
+func decodeFidxHeader(key string, b []byte, size int64) (*fidxHeader, error) {
+	bad := func(off int, reason string) error { return corrupt(key, int64(off), reason, nil) }
+	if len(b) < 20 || string(b[:4]) != fidxMagic {
+		return nil, bad(0, "bad fragment index magic")
+	}
+	if b[4] != fidxVersion {
+		return nil, &VersionError{Key: key, Kind: "fragment index", Got: int(b[4]), Want: fidxVersion}
+	}
+	ns := int(b[5])
+	headLen := fidxHeadFix + fidxSecBytes*ns + 4
+	if ns == 0 || ns > 3 || len(b) < headLen {
+		return nil, bad(5, "bad fragment index section count")
+	}
+	if crc32Castagnoli(b[:headLen-4]) != binary.LittleEndian.Uint32(b[headLen-4:]) {
+		return nil, bad(headLen-4, "fragment index header checksum mismatch")
+	}
+	h := &fidxHeader{rows: int64(binary.LittleEndian.Uint64(b[8:])), idEqual: binary.LittleEndian.Uint64(b[16:])}
+	for i := range ns {
+		p := b[fidxHeadFix+i*fidxSecBytes:]
+		s := fidxSection{
+			kind:        Section(p[0]),
+			entries:     binary.LittleEndian.Uint32(p[4:]),
+			bloomBlocks: binary.LittleEndian.Uint32(p[8:]),
+			bloomOff:    int64(binary.LittleEndian.Uint64(p[16:])),
+			dirOff:      int64(binary.LittleEndian.Uint64(p[24:])),
+			dirLen:      int64(binary.LittleEndian.Uint64(p[32:])),
+		}
+		if s.kind < SectionID || s.kind > SectionDst || s.bloomBlocks == 0 ||
+			s.bloomOff < int64(headLen) || s.bloomOff+int64(s.bloomBlocks)*fidxBloomUnit > size ||
+			s.dirOff < int64(headLen) || s.dirLen < 5 || s.dirOff+s.dirLen > size || int64(s.entries) != h.rows {
+			return nil, bad(fidxHeadFix+i*fidxSecBytes, "bad fragment index section")
+		}
+		h.sections = append(h.sections, s)
+	}
+	return h, nil
+}
+
+// fidxDir is a decoded section directory: the first key of every block.
+type fidxDir struct {
+	first []string
+	off   []int64
+	len   []int64
+}
+
+func decodeFidxDir(key string, base int64, b []byte, size int64) (*fidxDir, error) {
+	bad := func(off int, reason string) error { return corrupt(key, base+int64(off), reason, nil) }
+	if len(b) < 5 || crc32Castagnoli(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, bad(len(b)-4, "fragment index directory checksum mismatch")
+	}
+	r := uvReader{b: b[:len(b)-4]}
+	n := r.uv()
+	if n > uint64(len(b)) {
+		return nil, bad(0, "directory block count overruns the object")
+	}
+	d := &fidxDir{first: make([]string, 0, n), off: make([]int64, 0, n), len: make([]int64, 0, n)}
+	prev := ""
+	for range n {
+		p := r.uv()
+		if p > uint64(len(prev)) {
+			return nil, bad(r.pos, "bad directory key prefix")
+		}
+		k := prev[:p] + r.str()
+		prev = k
+		off, l := int64(r.uv()), int64(r.uv())
+		if r.bad {
+			break
+		}
+		if off < 0 || l < 5 || off+l > size || (len(d.first) > 0 && d.first[len(d.first)-1] > k) {
+			return nil, bad(r.pos, "bad directory entry")
+		}
+		d.first = append(d.first, k)
+		d.off = append(d.off, off)
+		d.len = append(d.len, l)
+	}
+	if r.bad || r.pos != len(r.b) {
+		return nil, bad(r.pos, "malformed fragment index directory")
+	}
+	return d, nil
+}
+
+func decodeFidxBlock(key string, base int64, b []byte, far bool, rows int64) ([]fidxEntry, error) {
+	bad := func(off int, reason string) error { return corrupt(key, base+int64(off), reason, nil) }
+	if len(b) < 5 || crc32Castagnoli(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, bad(max(0, len(b)-4), "fragment index block checksum mismatch")
+	}
+	r := uvReader{b: b[:len(b)-4]}
+	n := r.uv()
+	if n > fidxBlockRows {
+		return nil, bad(0, "fragment index block too large")
+	}
+	out := make([]fidxEntry, 0, n)
+	prev := ""
+	for range n {
+		p := r.uv()
+		if p > uint64(len(prev)) {
+			return nil, bad(r.pos, "bad key prefix")
+		}
+		k := prev[:p] + r.str()
+		e := fidxEntry{key: k, off: int64(r.uv())}
+		if far {
+			e.far = r.str()
+		}
+		if r.bad {
+			break
+		}
+		if e.off < 0 || e.off >= rows || k < prev {
+			return nil, bad(r.pos, "bad fragment index entry")
+		}
+		out = append(out, e)
+		prev = k
+	}
+	if r.bad || r.pos != len(r.b) {
+		return nil, bad(r.pos, "malformed fragment index block")
+	}
+	return out, nil
+}
+
+type uvReader struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (r *uvReader) uv() uint64 {
+	if r.bad {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.pos:])
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+func (r *uvReader) str() string {
+	n := r.uv()
+	if r.bad || n > uint64(len(r.b)-r.pos) {
+		r.bad = true
+		return ""
+	}
+	s := string(r.b[r.pos : r.pos+int(n)])
+	r.pos += int(n)
+	return s
+}
+
+// writeFragmentIndex stores the index of a fragment written under key.
+func writeFragmentIndex(ctx context.Context, st storage.Store, fragKey string, data []byte) (string, error) {
+	key := fragmentIndexKey(fragKey)
+	if _, err := st.Put(ctx, key, data); err != nil {
+		return "", fmt.Errorf("table: write fragment index %s: %w", key, err)
+	}
+	return key, nil
+}
+
+// fragmentIndexKey is <prefix>/index/<ulid>.fidx for fragment
+// <prefix>/data/<ulid>.parquet.
+func fragmentIndexKey(fragKey string) string {
+	prefix := strings.TrimSuffix(fragKey, "/data/"+fragmentID(fragKey)+".parquet")
+	return prefix + "/index/" + fragmentID(fragKey) + ".fidx"
+}
+
+func leUint32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+
+// VerifyFragmentIndex reads f's whole index object and checks every unit:
+// header (row count against f), each Bloom block's checksum, each
+// directory and block, that blocks hold every row exactly once in key
+// order, and that the Bloom filter admits every key. f must have an index.
+func VerifyFragmentIndex(ctx context.Context, st storage.Store, f Fragment) error {
+	if f.Index == "" {
+		return fmt.Errorf("table: fragment %s has no index", f.Key)
+	}
+	b, _, err := st.Get(ctx, f.Index)
+	if err != nil {
+		return fmt.Errorf("table: read fragment index %s: %w", f.Index, err)
+	}
+	if int64(len(b)) != f.IndexBytes {
+		return corrupt(f.Index, min(int64(len(b)), f.IndexBytes), fmt.Sprintf("object is %d bytes, table state says %d", len(b), f.IndexBytes), nil)
+	}
+	h, err := decodeFidxHeader(f.Index, b, f.IndexBytes)
+	if err != nil {
+		return err
+	}
+	if h.rows != f.Rows {
+		return corrupt(f.Index, 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
+	}
+	for _, s := range h.sections {
+		for blk := int64(0); blk < int64(s.bloomBlocks); blk++ {
+			u := b[s.bloomOff+blk*fidxBloomUnit : s.bloomOff+(blk+1)*fidxBloomUnit]
+			if crc32Castagnoli(u[:fidxBloomBlock]) != leUint32(u[fidxBloomBlock:]) {
+				return corrupt(f.Index, s.bloomOff+blk*fidxBloomUnit, "fragment index Bloom block checksum mismatch", nil)
+			}
+		}
+		d, err := decodeFidxDir(f.Index, s.dirOff, b[s.dirOff:s.dirOff+s.dirLen], f.IndexBytes)
+		if err != nil {
+			return err
+		}
+		seen := make([]bool, f.Rows)
+		prev := ""
+		for i := range d.first {
+			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], s.kind != SectionID, f.Rows)
+			if err != nil {
+				return err
+			}
+			if len(ents) == 0 || ents[0].key != d.first[i] || ents[0].key < prev {
+				return corrupt(f.Index, d.off[i], "fragment index block out of order or disagreeing with its directory", nil)
+			}
+			for _, e := range ents {
+				if seen[e.off] {
+					return corrupt(f.Index, d.off[i], fmt.Sprintf("row %d indexed twice", e.off), nil)
+				}
+				seen[e.off] = true
+				blkNo, bits := bloomBits(e.key, s.bloomBlocks)
+				u := b[s.bloomOff+int64(blkNo)*fidxBloomUnit:]
+				for _, bit := range bits {
+					if u[bit/8]&(1<<(bit%8)) == 0 {
+						return corrupt(f.Index, s.bloomOff, fmt.Sprintf("Bloom filter rejects indexed key %q", e.key), nil)
+					}
+				}
+			}
+			prev = ents[len(ents)-1].key
+		}
+		if slices.Contains(seen, false) {
+			return corrupt(f.Index, s.dirOff, "fragment index section misses rows", nil)
+		}
+	}
+	return nil
+}

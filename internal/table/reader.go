@@ -1,0 +1,484 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/omnigraph-go/omnigraph/internal/cache"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// Reader reads tables of one store through a byte-budgeted cache of the
+// immutable pieces a read needs again: Parquet footers, deletion vectors,
+// and the headers, Bloom blocks, directories and blocks of fragment
+// indexes. Keys are object names, so entries never go stale and a Reader
+// may be shared by every snapshot of a handle. Safe for concurrent use.
+type Reader struct {
+	st    storage.Store
+	cache *cache.Cache[any]
+}
+
+// NewReader returns a reader over st caching in c (shared with other users
+// of c under "table/…" keys). A nil c caches nothing.
+func NewReader(st storage.Store, c *cache.Cache[any]) *Reader {
+	if c == nil {
+		c = cache.New[any](0)
+	}
+	return &Reader{st: st, cache: c}
+}
+
+// Store is the store the reader reads.
+func (r *Reader) Store() storage.Store { return r.st }
+
+// Scan is Scan through the reader's caches (footers, deletion vectors).
+func (r *Reader) Scan(ctx context.Context, s *State, opts ScanOptions) (*Scanner, error) {
+	sc, err := Scan(ctx, r.st, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	sc.rd = r
+	return sc, nil
+}
+
+// footer returns the cached Parquet metadata of f, or nil.
+func (r *Reader) footer(f Fragment) *metadata.FileMetaData {
+	if v, ok := r.cache.Get("table/footer/" + f.Key); ok {
+		return v.(*metadata.FileMetaData)
+	}
+	return nil
+}
+
+func (r *Reader) keepFooter(f Fragment, md *metadata.FileMetaData) {
+	r.cache.Add("table/footer/"+f.Key, md, int64(md.Size())*4+1024)
+}
+
+// deleted returns the deletion bitmap of f (nil when f has no vector).
+func (r *Reader) deleted(ctx context.Context, f Fragment) (rowBitmap, error) {
+	if f.DV == "" {
+		return nil, nil
+	}
+	v, err := r.cache.GetOrLoad(ctx, "table/dv/"+f.DV+"/"+f.Key, func(ctx context.Context) (any, int64, error) {
+		dv, err := loadDV(ctx, r.st, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		bm := newRowBitmap(f.Rows, dv.Offsets)
+		return bm, int64(len(bm))*8 + 128, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(rowBitmap), nil
+}
+
+// --- fragment indexes ---
+
+func (r *Reader) fidxHeader(ctx context.Context, f Fragment) (*fidxHeader, error) {
+	v, err := r.cache.GetOrLoad(ctx, "table/fidx/"+f.Index, func(ctx context.Context) (any, int64, error) {
+		b, err := r.getRange(ctx, f.Index, 0, min(fidxHeadRead, f.IndexBytes), f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		h, err := decodeFidxHeader(f.Index, b, f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		if h.rows != f.Rows {
+			return nil, 0, corrupt(f.Index, 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
+		}
+		return h, 256, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*fidxHeader), nil
+}
+
+// getRange reads [off, off+n) of an index object whose size the state
+// records as size; a short read means truncation (corruption).
+func (r *Reader) getRange(ctx context.Context, key string, off, n, size int64) ([]byte, error) {
+	b, err := r.st.GetRange(ctx, key, off, n)
+	if err != nil {
+		return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
+	}
+	if int64(len(b)) != n {
+		return nil, corrupt(key, off+int64(len(b)), fmt.Sprintf("object shorter than the %d bytes recorded in the table state", size), nil)
+	}
+	return b, nil
+}
+
+func (r *Reader) mayHold(ctx context.Context, f Fragment, s *fidxSection, key string) (bool, error) {
+	blk, bits := bloomBits(key, s.bloomBlocks)
+	off := s.bloomOff + int64(blk)*fidxBloomUnit
+	v, err := r.cache.GetOrLoad(ctx, "table/fidxb/"+f.Index+"/"+strconv.FormatInt(off, 10), func(ctx context.Context) (any, int64, error) {
+		b, err := r.getRange(ctx, f.Index, off, fidxBloomUnit, f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		if crc32Castagnoli(b[:fidxBloomBlock]) != leUint32(b[fidxBloomBlock:]) {
+			return nil, 0, corrupt(f.Index, off, "fragment index Bloom block checksum mismatch", nil)
+		}
+		return b[:fidxBloomBlock], 160, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	b := v.([]byte)
+	for _, bit := range bits {
+		if b[bit/8]&(1<<(bit%8)) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (r *Reader) fidxDir(ctx context.Context, f Fragment, s *fidxSection) (*fidxDir, error) {
+	v, err := r.cache.GetOrLoad(ctx, "table/fidxd/"+f.Index+"/"+strconv.Itoa(int(s.kind)), func(ctx context.Context) (any, int64, error) {
+		b, err := r.getRange(ctx, f.Index, s.dirOff, s.dirLen, f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		d, err := decodeFidxDir(f.Index, s.dirOff, b, f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		return d, s.dirLen*3 + int64(len(d.first))*48 + 128, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*fidxDir), nil
+}
+
+func (r *Reader) fidxBlock(ctx context.Context, f Fragment, s *fidxSection, d *fidxDir, i int) ([]fidxEntry, error) {
+	v, err := r.cache.GetOrLoad(ctx, "table/fidxk/"+f.Index+"/"+strconv.FormatInt(d.off[i], 10), func(ctx context.Context) (any, int64, error) {
+		b, err := r.getRange(ctx, f.Index, d.off[i], d.len[i], f.IndexBytes)
+		if err != nil {
+			return nil, 0, err
+		}
+		ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, f.Rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(ents) > 0 && ents[0].key != d.first[i] {
+			return nil, 0, corrupt(f.Index, d.off[i], "fragment index block disagrees with its directory", nil)
+		}
+		return ents, d.len[i]*3 + int64(len(ents))*48 + 128, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]fidxEntry), nil
+}
+
+// probe returns every entry of section sec of f's index whose key is key,
+// deleted rows included, in offset order. ok is false when f has no index
+// (or no such section): the caller must fall back to reading the fragment.
+func (r *Reader) probe(ctx context.Context, f Fragment, sec Section, key string) (ents []IndexEntry, ok bool, err error) {
+	if f.Index == "" {
+		return nil, false, nil
+	}
+	h, err := r.fidxHeader(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	s := h.section(sec)
+	if s == nil {
+		return nil, false, nil
+	}
+	if maybe, err := r.mayHold(ctx, f, s, key); err != nil || !maybe {
+		return nil, err == nil, err
+	}
+	d, err := r.fidxDir(ctx, f, s)
+	if err != nil {
+		return nil, false, err
+	}
+	// Equal keys may span blocks: start at the last block whose first key
+	// is below key, continue while blocks start at or below it.
+	i := max(0, sort.SearchStrings(d.first, key)-1)
+	for ; i < len(d.first) && d.first[i] <= key; i++ {
+		blk, err := r.fidxBlock(ctx, f, s, d, i)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, e := range blk {
+			if e.key == key {
+				ents = append(ents, IndexEntry{Offset: e.off, Far: e.far})
+			}
+		}
+	}
+	return ents, true, nil
+}
+
+// ColumnEqualsID reports whether column holds the row's id in every row of
+// every fragment of s (known only from fragment indexes: false when a
+// fragment has none). Then the row whose column value is v is the row with
+// id v, found through Locate.
+func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string) (bool, error) {
+	ci := s.schema.Index(column)
+	if ci < 0 || ci >= 64 {
+		return false, nil
+	}
+	for _, f := range s.fragments {
+		if f.Index == "" {
+			return false, nil
+		}
+		h, err := r.fidxHeader(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		if h.idEqual&(1<<ci) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// RowLoc is a live row found by id: its fragment and offset.
+type RowLoc struct {
+	ID       string
+	Fragment string
+	Offset   int64
+}
+
+// Locate returns the live rows of s whose id is one of ids, in state
+// (fragment) order and offset order within a fragment. Fragments with an
+// index are answered by it (a Bloom block per id, then one directory and
+// block on a hit); fragments without one have their id column scanned,
+// pruned by statistics.
+func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, error) {
+	if s.schema.Index(KeyColumn) < 0 {
+		return nil, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
+	}
+	uniq := slices.Clone(ids)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var out []RowLoc
+	for _, f := range s.fragments {
+		if !useIndex(f) {
+			locs, err := r.scanLocate(ctx, s, f, uniq)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, locs...)
+			continue
+		}
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		var locs []RowLoc
+		for _, id := range uniq {
+			if !mayHoldString(f.Stats[0], id) {
+				continue
+			}
+			ents, _, err := r.probe(ctx, f, SectionID, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range ents {
+				if del == nil || !del.has(e.Offset) {
+					locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
+				}
+			}
+		}
+		slices.SortFunc(locs, func(a, b RowLoc) int { return int(a.Offset - b.Offset) })
+		out = append(out, locs...)
+	}
+	return out, nil
+}
+
+// useIndex: probe f's index rather than read f. A fragment that fits in
+// the first (tail) read of a scan costs one request read whole, fewer than
+// an index probe.
+func useIndex(f Fragment) bool { return f.Index != "" && f.Bytes > tailPrefetch }
+
+// mayHoldString applies a fragment's id statistics to one id.
+func mayHoldString(cs ColumnStats, id string) bool {
+	if lo, ok := cs.Min.(string); ok && id < lo {
+		return false
+	}
+	if hi, ok := cs.Max.(string); ok && id > hi {
+		return false
+	}
+	return true
+}
+
+// scanLocate is Locate for one unindexed fragment.
+func (r *Reader) scanLocate(ctx context.Context, s *State, f Fragment, ids []string) ([]RowLoc, error) {
+	one := &State{schema: s.schema, fragments: []Fragment{f}}
+	sc, err := r.Scan(ctx, one, ScanOptions{Columns: []string{KeyColumn}, Filters: []Filter{In(KeyColumn, ids...)}, RowOffsets: true})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	var out []RowLoc
+	for sc.Next() {
+		arr := sc.Record().Column(0)
+		for i, off := range sc.Offsets() {
+			out = append(out, RowLoc{ID: Value(arr, i).(string), Fragment: f.Key, Offset: off})
+		}
+	}
+	return out, sc.Err()
+}
+
+// Edge is one live edge found through an endpoint: the edge row's
+// fragment and offset, its endpoint on the probed side (Near) and the
+// other one (Far).
+type Edge struct {
+	Fragment string
+	Offset   int64
+	Near     string
+	Far      string
+}
+
+// Adjacent returns the live edges of edge table s whose src (SectionSrc)
+// or dst (SectionDst) is one of nodes, in state order and offset order
+// within a fragment. Indexed fragments are answered from their adjacency
+// sections without reading the fragment; others are scanned.
+func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []string) ([]Edge, error) {
+	if end != SectionSrc && end != SectionDst {
+		return nil, fmt.Errorf("%w: Adjacent takes SectionSrc or SectionDst", ErrValue)
+	}
+	if !isEdgeSchema(s.schema) {
+		return nil, fmt.Errorf("%w: not an edge table (id, src, dst)", ErrSchema)
+	}
+	uniq := slices.Clone(nodes)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	col := 1
+	if end == SectionDst {
+		col = 2
+	}
+	var out []Edge
+	for _, f := range s.fragments {
+		if !useIndex(f) {
+			es, err := r.scanAdjacent(ctx, s, f, col, uniq)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, es...)
+			continue
+		}
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		var es []Edge
+		for _, n := range uniq {
+			if !mayHoldString(f.Stats[col], n) {
+				continue
+			}
+			ents, ok, err := r.probe(ctx, f, end, n)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, corrupt(f.Index, -1, "edge fragment index has no adjacency section", nil)
+			}
+			for _, e := range ents {
+				if del == nil || !del.has(e.Offset) {
+					es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})
+				}
+			}
+		}
+		slices.SortFunc(es, func(a, b Edge) int { return int(a.Offset - b.Offset) })
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+func (r *Reader) scanAdjacent(ctx context.Context, s *State, f Fragment, col int, nodes []string) ([]Edge, error) {
+	one := &State{schema: s.schema, fragments: []Fragment{f}}
+	near, far := s.schema.Columns[col].Name, "dst"
+	if col == 2 {
+		far = "src"
+	}
+	sc, err := r.Scan(ctx, one, ScanOptions{Columns: []string{near, far}, Filters: []Filter{In(near, nodes...)}, RowOffsets: true})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	var out []Edge
+	for sc.Next() {
+		rec := sc.Record()
+		for i, off := range sc.Offsets() {
+			out = append(out, Edge{Fragment: f.Key, Offset: off, Near: Value(rec.Column(0), i).(string), Far: Value(rec.Column(1), i).(string)})
+		}
+	}
+	return out, sc.Err()
+}
+
+// LookupIDs returns the live rows whose id is one of ids with the given
+// columns (nil = all) as one record the caller releases, in state order.
+// Indexed fragments are probed and only the pages holding the hits are
+// read (ReadRows); unindexed ones are scanned with statistics pruning.
+func (r *Reader) LookupIDs(ctx context.Context, s *State, ids []string, columns []string, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if s.schema.Index(KeyColumn) < 0 {
+		return nil, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
+	}
+	uniq := slices.Clone(ids)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	for _, f := range s.fragments {
+		one := &State{schema: s.schema, fragments: []Fragment{f}}
+		if !useIndex(f) {
+			if !mayHoldAny(f.Stats[0], uniq) {
+				continue
+			}
+			rec, err := r.collect(ctx, one, ScanOptions{Columns: columns, Filters: []Filter{In(KeyColumn, uniq...)}, Alloc: mem})
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, rec)
+			continue
+		}
+		locs, err := r.Locate(ctx, one, uniq)
+		if err != nil {
+			return nil, err
+		}
+		if len(locs) == 0 {
+			continue
+		}
+		offs := make([]int64, len(locs))
+		for i, l := range locs {
+			offs[i] = l.Offset
+		}
+		rec, err := r.ReadRows(ctx, s, f.Key, offs, columns, mem)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	return concatRecords(recs, s.schema, columns, mem)
+}
+
+func mayHoldAny(cs ColumnStats, ids []string) bool {
+	return slices.ContainsFunc(ids, func(id string) bool { return mayHoldString(cs, id) })
+}
+
+// collect is Collect through the reader.
+func (r *Reader) collect(ctx context.Context, s *State, opts ScanOptions) (arrow.RecordBatch, error) {
+	sc, err := r.Scan(ctx, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	return collect(sc, opts.Alloc)
+}
