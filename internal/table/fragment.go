@@ -3,9 +3,11 @@ package table
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -139,7 +141,12 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	if err != nil {
 		return Fragment{}, fmt.Errorf("table: parquet writer: %w", err)
 	}
-	if err := fw.Write(fileRec); err != nil {
+	sums, err := writeRowGroups(mem, fw, fileRec, opts.RowGroupRows)
+	if err != nil {
+		_ = fw.Close()
+		return Fragment{}, fmt.Errorf("table: encode fragment: %w", err)
+	}
+	if err := fw.AppendKeyValueMetadata(checksumKey, sums); err != nil {
 		_ = fw.Close()
 		return Fragment{}, fmt.Errorf("table: encode fragment: %w", err)
 	}
@@ -221,4 +228,93 @@ func checkRecord(schema Schema, rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// writeRowGroups writes rec as row groups of at most rgRows rows, one
+// FileWriter.Write call per row group.
+//
+// pqarrow's writer ignores the slice offset of a fixed-size-list column: given
+// a sliced array (which it makes itself when one Write call spans several row
+// groups, and which callers make when they write part of a larger record) it
+// encodes the child values from the start of the unsliced child, so every
+// vector past the first row group would hold another row's values. Splitting
+// here and handing the writer only offset-free nested columns (dense copies of
+// sliced ones, see denseColumn) keeps pqarrow on the path that encodes what
+// the arrays hold. Flat columns are passed through as slices: their offsets are
+// honoured. It returns the footer entry of content checksums (checksum.go) of
+// exactly what was handed to the encoder.
+func writeRowGroups(mem memory.Allocator, fw *pqarrow.FileWriter, rec arrow.RecordBatch, rgRows int64) (checksums string, err error) {
+	fc := fileChecksums{V: checksumVersion}
+	n := rec.NumRows()
+	for off := int64(0); off < n; off += rgRows {
+		end := min(off+rgRows, n)
+		part := rec
+		if off != 0 || end != n {
+			part = rec.NewSlice(off, end)
+		}
+		dense, err := denseRecord(mem, part)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return "", err
+		}
+		sums, err := recordChecksums(dense)
+		if err == nil {
+			err = fw.Write(dense)
+		}
+		dense.Release()
+		if err != nil {
+			return "", err
+		}
+		fc.Sums = append(fc.Sums, sums)
+	}
+	b, err := json.Marshal(fc)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// denseRecord returns rec with every nested column that carries a slice
+// offset (on the array or on any child) replaced by an offset-free copy. The
+// result is a new reference the caller releases.
+func denseRecord(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	defer releaseAll(cols)
+	for i, c := range rec.Columns() {
+		d, err := denseColumn(mem, c)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+		cols[i] = d
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows()), nil
+}
+
+// denseColumn returns arr itself (retained) when it is flat or holds no
+// offsets, else a copy whose data and children all start at offset 0.
+func denseColumn(mem memory.Allocator, arr arrow.Array) (arrow.Array, error) {
+	if !nestedWithOffset(arr.Data()) {
+		arr.Retain()
+		return arr, nil
+	}
+	// Concatenating a single array copies its visible rows into fresh
+	// buffers, children included.
+	return array.Concatenate([]arrow.Array{arr}, mem)
+}
+
+func nestedWithOffset(d arrow.ArrayData) bool {
+	if len(d.Children()) == 0 {
+		return false
+	}
+	if d.Offset() != 0 {
+		return true
+	}
+	for _, c := range d.Children() {
+		if c.Offset() != 0 || nestedWithOffset(c) {
+			return true
+		}
+	}
+	return false
 }

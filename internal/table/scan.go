@@ -253,6 +253,12 @@ type fragCursor struct {
 	rr     pqarrow.RecordReader
 	rgNext int64 // fragment offset of the next batch of the open row group
 
+	// sums are the content checksums from the footer (nil for fragments
+	// written before they existed); rg is the open row group and acc the
+	// running checksums of its decoded columns, by schema column index.
+	sums *fileChecksums
+	rg   int
+	acc  map[int]*colSum
 	// Seek mode (ReadRows of a few offsets): seekRR reads one row at a
 	// time from row group seekRG, positioned by the page index, so only the
 	// pages holding the wanted rows are fetched. seekOffs are the wanted
@@ -346,6 +352,12 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		return nil, err
 	}
 	md := pf.MetaData()
+	if raw := md.KeyValueMetadata().FindValue(checksumKey); raw != nil {
+		if c.sums, err = parseChecksums(f.Key, *raw, pf.NumRowGroups(), len(sc.schema.Columns)); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
 	if sc.rd != nil && md0 == nil {
 		sc.rd.keepFooter(f, md)
 	}
@@ -512,6 +524,7 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 				return nil, 0, false, c.or.classify(err, "unreadable row group")
 			}
 			c.rgNext = c.starts[rg]
+			c.rg, c.acc = rg, nil
 		}
 		var more bool
 		err := guard(c.frag.Key, func() error {
@@ -527,15 +540,63 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		if !more {
 			c.rr.Release()
 			c.rr = nil
+			if err := c.verifyRowGroup(sc); err != nil {
+				return nil, 0, false, err
+			}
 			continue
 		}
 		rec = c.rr.RecordBatch()
+		if err := c.accumulate(sc, rec); err != nil {
+			return nil, 0, false, err
+		}
 		rec.Retain()
 		base = c.rgNext
 		c.rgNext += rec.NumRows()
 		sc.stats.RowsRead += rec.NumRows()
 		return rec, base, true, nil
 	}
+}
+
+// accumulate feeds a decoded batch of the open row group to the running
+// content checksums of its columns.
+func (c *fragCursor) accumulate(sc *Scanner, rec arrow.RecordBatch) error {
+	if c.sums == nil {
+		return nil
+	}
+	if c.acc == nil {
+		c.acc = make(map[int]*colSum, rec.NumCols())
+	}
+	for i, f := range rec.Schema().Fields() {
+		col := sc.schema.Index(f.Name)
+		if col < 0 {
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("decoded column %q is not in the schema", f.Name), nil)
+		}
+		s := c.acc[col]
+		if s == nil {
+			s = &colSum{}
+			c.acc[col] = s
+		}
+		if err := s.add(rec.Column(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyRowGroup compares the checksums of the row group just decoded in
+// full with the ones the writer recorded.
+func (c *fragCursor) verifyRowGroup(sc *Scanner) error {
+	if c.sums == nil {
+		return nil
+	}
+	want := c.sums.Sums[c.rg]
+	for col, s := range c.acc {
+		if got := s.sum(); got != want[col] {
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: content checksum %08x, the writer recorded %08x (the decoded values are not the ones written)", c.rg, sc.schema.Columns[col].Name, got, want[col]), nil)
+		}
+	}
+	c.acc = nil
+	return nil
 }
 
 // seekBufferBytes is the read size of page streaming in seek mode.
