@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,16 +18,53 @@ func TestBatchingConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store { return storage.NewBatching(newLocal(t)) })
 }
 
-// TestBatching: puts in a batch run concurrently (one round trip for all of
-// them on a delayed store), are readable by the writer before Flush, are
-// durable when Flush returns, and report their errors at Flush.
+// barrierStore holds every put until n puts are in flight at once: it only
+// completes if the puts really run concurrently (no timing involved).
+type barrierStore struct {
+	storage.Store
+	n       int
+	mu      sync.Mutex
+	arrived int
+	open    chan struct{}
+}
+
+func (b *barrierStore) wait() error {
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("puts were not concurrent: the barrier never filled")
+	}
+}
+
+func (b *barrierStore) Put(ctx context.Context, key string, data []byte) (storage.Info, error) {
+	if err := b.wait(); err != nil {
+		return storage.Info{}, err
+	}
+	return b.Store.Put(ctx, key, data)
+}
+
+func (b *barrierStore) PutIfAbsent(ctx context.Context, key string, data []byte) (storage.Info, error) {
+	if err := b.wait(); err != nil {
+		return storage.Info{}, err
+	}
+	return b.Store.PutIfAbsent(ctx, key, data)
+}
+
+// TestBatching: puts in a batch run concurrently (all 11 are in flight at
+// once), are readable by the writer before Flush, are durable when Flush
+// returns, and report their errors at Flush.
 func TestBatching(t *testing.T) {
-	const rtt = 20 * time.Millisecond
 	mem := storage.NewMem()
 	cs := storage.NewCounting(mem)
-	s := storage.NewBatching(storage.NewDelayed(cs, rtt))
+	s := storage.NewBatching(&barrierStore{Store: cs, n: 11, open: make(chan struct{})})
 	ctx := storage.WithBatch(context.Background())
-	start := time.Now()
 	for i := range 10 {
 		if _, err := s.Put(ctx, "frag/"+string(rune('a'+i)), []byte{byte(i)}); err != nil {
 			t.Fatal(err)
@@ -41,10 +79,6 @@ func TestBatching(t *testing.T) {
 	if err := storage.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// 11 puts in about one round trip, not eleven.
-	if el := time.Since(start); el > 5*rtt {
-		t.Fatalf("batch of 11 puts took %v (rtt %v): not concurrent", el, rtt)
-	}
 	if n := cs.Snapshot()[storage.OpPut].Requests; n != 10 {
 		t.Fatalf("%d puts reached the store, want 10", n)
 	}
@@ -53,6 +87,7 @@ func TestBatching(t *testing.T) {
 			t.Fatalf("%s not durable after Flush: %v", k, err)
 		}
 	}
+	s = storage.NewBatching(cs)
 	// PutIfAbsent of existing content-addressed bytes is success in a batch.
 	if _, err := s.PutIfAbsent(ctx, "state/x", []byte("s")); err != nil {
 		t.Fatal(err)
