@@ -35,6 +35,7 @@ var layers = map[string]int{
 	"internal/cluster":   8,
 	"internal/server":    8,
 	"internal/cli":       9,
+	"internal/boot":      9,
 	"cmd":                10,
 }
 

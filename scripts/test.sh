@@ -25,3 +25,4 @@ if [ -z "${OMNIGRAPH_TEST_S3:-}" ] && [ "${OMNIGRAPH_SKIP_S3:-}" != 1 ]; then
 	vgw_start
 fi
 go test -count=1 -timeout 20m ./...
+./scripts/fuzz.sh

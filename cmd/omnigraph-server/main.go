@@ -1,5 +1,6 @@
 // Command omnigraph-server serves graphs over HTTP (docs/server.md).
 //
+//	omnigraph-server --cluster DIR|s3://… [--bind ADDR] [--unauthenticated] [--require-all-graphs]
 //	omnigraph-server --graph URI [--graph-id ID] [--bind ADDR] [--unauthenticated] [--require-all-graphs]
 //
 // After binding it prints exactly one stdout line,
@@ -22,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/omnigraph-go/omnigraph"
+	clusterboot "github.com/omnigraph-go/omnigraph/internal/boot"
 	"github.com/omnigraph-go/omnigraph/internal/server"
 )
 
@@ -34,6 +36,7 @@ func main() {
 
 type options struct {
 	bind             string
+	cluster          string
 	graph            string
 	graphID          string
 	unauthenticated  bool
@@ -46,13 +49,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("omnigraph-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.bind, "bind", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
+	fs.StringVar(&o.cluster, "cluster", "", "serve the applied state of the cluster at this config directory or storage root (s3://…)")
 	fs.StringVar(&o.graph, "graph", "", "quick start: serve the one graph at this URI")
 	fs.StringVar(&o.graphID, "graph-id", "", "graph id for --graph (default: the directory name without .omni)")
 	fs.BoolVar(&o.unauthenticated, "unauthenticated", false, "serve without bearer tokens (all actions allowed); also OMNIGRAPH_UNAUTHENTICATED=1")
 	fs.BoolVar(&o.requireAllGraphs, "require-all-graphs", false, "refuse to boot if any graph fails to open; also OMNIGRAPH_REQUIRE_ALL_GRAPHS=1")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: omnigraph-server --graph URI [--graph-id ID] [--bind ADDR] [--unauthenticated] [--require-all-graphs]")
+		fmt.Fprintln(stderr, "usage: omnigraph-server --cluster DIR|s3://… [--bind ADDR] [--unauthenticated] [--require-all-graphs]")
+		fmt.Fprintln(stderr, "       omnigraph-server --graph URI [--graph-id ID] [--bind ADDR] [--unauthenticated] [--require-all-graphs]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -80,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, err := bootConfig(o, getenv)
+	cfg, err := bootConfig(ctx, o, getenv)
 	if err == nil {
 		cfg.Logger = log
 		err = serve(ctx, o.bind, cfg, stdout, log)
@@ -104,19 +109,23 @@ type usageError struct{ error }
 // Boot sources: --graph (one graph, the quick start). A cluster boot
 // (--cluster DIR|s3://…) fills the same Config from the cluster's applied
 // state — graphs, stored queries, the policy Authorizer — and joins here.
-func bootConfig(o *options, getenv func(string) string) (server.Config, error) {
+func bootConfig(ctx context.Context, o *options, getenv func(string) string) (server.Config, error) {
 	var cfg server.Config
-	if o.graph == "" {
-		return cfg, usageError{errors.New("nothing to serve: pass --graph URI")}
-	}
-	id := o.graphID
-	if id == "" {
-		id = strings.TrimSuffix(filepath.Base(filepath.Clean(strings.TrimPrefix(o.graph, "file://"))), ".omni")
-		if server.ValidGraphID(id) != nil {
-			return cfg, usageError{fmt.Errorf("cannot derive a graph id from %q: pass --graph-id", o.graph)}
+	switch {
+	case o.cluster != "" && (o.graph != "" || o.graphID != ""):
+		return cfg, usageError{errors.New("--cluster is an exclusive boot source: it cannot be combined with --graph or --graph-id")}
+	case o.cluster == "" && o.graph == "":
+		return cfg, usageError{errors.New("nothing to serve: pass --cluster DIR|s3://… (or --graph URI for a quick start)")}
+	case o.graph != "":
+		id := o.graphID
+		if id == "" {
+			id = strings.TrimSuffix(filepath.Base(filepath.Clean(strings.TrimPrefix(o.graph, "file://"))), ".omni")
+			if server.ValidGraphID(id) != nil {
+				return cfg, usageError{fmt.Errorf("cannot derive a graph id from %q: pass --graph-id", o.graph)}
+			}
 		}
+		cfg.Graphs = []server.GraphConfig{{ID: id, URI: o.graph}}
 	}
-	cfg.Graphs = []server.GraphConfig{{ID: id, URI: o.graph}}
 	var err error
 	if cfg.Tokens, err = server.TokensFromEnv(getenv); err != nil {
 		return cfg, err
@@ -134,7 +143,11 @@ func bootConfig(o *options, getenv func(string) string) (server.Config, error) {
 	if cfg.Limits, err = server.LimitsFromEnv(getenv); err != nil {
 		return cfg, err
 	}
-	return cfg, nil
+	if o.cluster != "" {
+		// The cluster's applied state: graphs, stored queries, policies.
+		cfg, err = clusterboot.FromCluster(ctx, o.cluster, cfg)
+	}
+	return cfg, err
 }
 
 // serve boots the server, binds, announces the address on stdout (the one

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -384,6 +385,13 @@ func TestBinaryDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
+	// SIGTERM must come after the server has accepted the connection and
+	// started the handler, or the request never was in flight: wait until
+	// the headers are on the wire, then give the accept loop a moment.
+	wrote := make(chan struct{})
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteHeaders: func() { close(wrote) },
+	}))
 	type result struct {
 		status int
 		body   string
@@ -403,6 +411,12 @@ func TestBinaryDrains(t *testing.T) {
 	if _, err := io.WriteString(pw, `{"type":"Person","data":{"name":"Late1"}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case <-wrote:
+	case <-time.After(20 * time.Second):
+		t.Fatal("request headers never sent")
+	}
+	time.Sleep(500 * time.Millisecond)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,9 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkNonEmptyFlags(cmd); err != nil {
+				return err
+			}
 			return a.checkGlobals(cmd)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

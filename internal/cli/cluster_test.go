@@ -163,3 +163,27 @@ cases:
 		t.Fatalf("policy validate without --cluster: %d", code)
 	}
 }
+
+func TestQueriesCluster(t *testing.T) {
+	t.Setenv("OMNIGRAPH_HOME", t.TempDir())
+	dir := writeClusterDir(t)
+	for _, args := range [][]string{{"cluster", "import", "--config", dir}, {"cluster", "apply", "--config", dir}} {
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	code, out, errs := runCLI(t, "queries", "list", "--cluster", dir)
+	if code != 0 || out != "knowledge.get_person (read) ($name: string)\n" {
+		t.Fatalf("queries list: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "queries", "list", "--cluster", dir, "--graph", "knowledge", "--json")
+	if code != 0 || !strings.Contains(out, `"mcp_expose": true`) || !strings.Contains(out, `"kind": "string"`) {
+		t.Fatalf("queries list --json: %d %s", code, out)
+	}
+	if code, out, _ = runCLI(t, "queries", "validate", "--cluster", dir); code != 0 || out != "1 stored queries valid, 0 broken\n" {
+		t.Fatalf("queries validate: %d %q", code, out)
+	}
+	if code, _, _ = runCLI(t, "queries", "validate"); code != 2 {
+		t.Fatalf("validate without --cluster: %d", code)
+	}
+}

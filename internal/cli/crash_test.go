@@ -622,6 +622,8 @@ func crashCheck(t *testing.T, c crashCase, dir string, ref crashRef, crashed boo
 	if c.converge && c.branch != "" && img[c.branch] != ref.after[c.branch] {
 		t.Fatalf("after the next %s, content differs from the reference:\n%s\nwant:\n%s", c.name, img[c.branch], ref.after[c.branch])
 	}
+	// verify finds no damage: the crash left only unreachable leftovers.
+	verifyOK(t, dir)
 	// Cleanup with the grace deletes nothing young. Once every file is old
 	// it deletes the garbage, the crash's leftovers among it, and every
 	// branch still reads the same; so does every commit of the moved
@@ -769,6 +771,7 @@ func TestCrashSIGKILLLoad(t *testing.T) {
 		}
 		crashAge(t, dir)
 		crashCleanup(t, dir, "--keep", "1", "--confirm")
+		verifyOK(t, dir)
 		if got := crashView(t, dir); !crashMapsEqual(got, after) {
 			t.Fatalf("kill after %v: cleanup changed the content", delay)
 		}

@@ -263,6 +263,7 @@ func TestProcsWritersRaceMaintenance(t *testing.T) {
 	}
 	t.Logf("%d commits, %d reclaimed by cleanup and unreadable (cleanup reported %d); %d writes ran out of rebases and were rerun",
 		len(log), unreadable, reclaimed.Load(), gaveUp.Load())
+	verifyClean(t, dir)
 }
 
 // TestProcsMergeRacesWriters runs one process merging feature into main over
@@ -398,4 +399,5 @@ func TestProcsMergeRacesWriters(t *testing.T) {
 	if got := personNames(t, dir, "feature"); !slices.Equal(got, wantFeature) {
 		t.Fatalf("feature = %v\nwant %v", got, wantFeature)
 	}
+	verifyClean(t, dir)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 	"github.com/spf13/cobra"
 )
 
@@ -65,6 +66,9 @@ func parseParams(inline, file string) (map[string]any, error) {
 	}
 	params := map[string]any{}
 	if raw != "" {
+		if err := value.CheckJSONText([]byte(raw)); err != nil {
+			return nil, usagef("invalid --params: %w", err)
+		}
 		dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 		dec.UseNumber()
 		if err := dec.Decode(&params); err != nil {

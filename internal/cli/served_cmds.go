@@ -512,7 +512,7 @@ func (a *app) servedOnly(cmd *cobra.Command) (*remote.Client, error) {
 func (a *app) newQueriesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queries",
-		Short: "List a served graph's stored queries",
+		Short: "List stored queries (of a server's graph, or applied in a --cluster)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -522,6 +522,21 @@ func (a *app) newQueriesCmd() *cobra.Command {
 		Short: "List the stored queries of a graph (GET /graphs/{id}/queries)",
 		Args:  cobra.NoArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			if a.g.cluster != "" {
+				if a.g.server != "" || a.g.profile != "" {
+					return usagef("--cluster cannot be combined with --server or --profile")
+				}
+				out, broken, err := a.clusterQueries(cmd)
+				if err != nil {
+					return err
+				}
+				for _, ps := range broken {
+					for _, p := range ps {
+						fmt.Fprintln(a.io.Err, "warning: "+p)
+					}
+				}
+				return a.printClusterQueries(out, asJSON)
+			}
 			rc, err := a.servedOnly(cmd)
 			if err != nil {
 				return err
@@ -566,8 +581,8 @@ func (a *app) newQueriesCmd() *cobra.Command {
 		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	acceptGlobals(list, "server", "graph", "profile")
-	cmd.AddCommand(list)
+	acceptGlobals(list, "server", "graph", "profile", "cluster")
+	cmd.AddCommand(list, a.newQueriesValidateCmd())
 	return cmd
 }
 

@@ -76,6 +76,9 @@ func (a *app) printVerify(uri string, rep *integrity.Report) {
 		uri, c.Refs, c.Commits, c.Schemas, c.States, c.Fragments, c.DeletionVectors, c.Indexes, mode)
 	fmt.Fprintf(a.io.Out, "unreachable (cleanup reclaims them): %d commits, %d schemas, %d table states, %d fragments, %d deletion vectors, %d indexes, %d other\n",
 		u.Commits, u.Schemas, u.States, u.Fragments, u.DeletionVectors, u.Indexes, u.Other)
+	if rep.Reclaimed > 0 {
+		fmt.Fprintf(a.io.Out, "%d commits in history had their data removed by cleanup\n", rep.Reclaimed)
+	}
 	if rep.Unchecksummed > 0 {
 		fmt.Fprintf(a.io.Out, "%d commits and refs predate checksums (verified structurally)\n", rep.Unchecksummed)
 	}

@@ -56,6 +56,14 @@ func verifyClean(t *testing.T, dir string) verifyOut {
 	return v
 }
 
+// verifyOK fails the test unless a plain verify finds nothing.
+func verifyOK(t *testing.T, dir string) {
+	t.Helper()
+	if v, r := runVerify(t, dir); !v.OK {
+		t.Fatalf("verify found problems:\n%s", r.stdout)
+	}
+}
+
 // integrityGraph is the social example with every object kind: two loads,
 // an optimize (key index), a mutation (deletion vector) and a branch.
 func integrityGraph(t *testing.T) string {

@@ -74,7 +74,7 @@ func observe(ctx context.Context, dir string, o Options, isImport bool) *Observe
 	for _, id := range sorted {
 		addr := graphAddr(id)
 		uri := GraphURI(s.d.Root, id)
-		lg := observeGraph(ctx, uri, o.GraphOptions)
+		lg := observeGraph(ctx, s.st, id, uri, o.GraphOptions)
 		want := s.d.Resources[schemaAddr(id)].Digest
 		obs := Observation{Exists: lg.exists, GraphCommitID: lg.commitID, LiveSchemaDigest: lg.schemaDigest,
 			DesiredSchemaDigest: want, SchemaMatches: lg.exists && lg.err == nil && want != "" && lg.schemaDigest == want, ObservedAt: now}

@@ -79,12 +79,23 @@ type liveGraph struct {
 	err          error
 }
 
-func observeGraph(ctx context.Context, uri string, o omnigraph.Options) liveGraph {
+// errStopList ends a listing early.
+var errStopList = errors.New("stop")
+
+// observeGraph looks at graph id's root under the cluster store: no object
+// at all is an absent graph (on object storage there is no directory to
+// stat); objects that do not open as a graph are a partial root.
+func observeGraph(ctx context.Context, st storage.Store, id, uri string, o omnigraph.Options) liveGraph {
+	any := false
+	err := st.List(ctx, graphPrefix(id), "", func(storage.Info) error { any = true; return errStopList })
+	if err != nil && !errors.Is(err, errStopList) {
+		return liveGraph{exists: true, err: err}
+	}
+	if !any {
+		return liveGraph{}
+	}
 	g, err := omnigraph.Open(ctx, uri, o)
 	if err != nil {
-		if errors.Is(err, omnigraph.ErrNoGraph) {
-			return liveGraph{}
-		}
 		return liveGraph{exists: true, err: err}
 	}
 	src, err := g.SchemaSource(ctx, omnigraph.Target{Branch: "main"})
@@ -142,7 +153,7 @@ func computePlan(ctx context.Context, d *Desired, l *ledger, st storage.Store, o
 		if lg, ok := live[id]; ok {
 			return lg
 		}
-		lg := observeGraph(ctx, d.Graphs[id].URI, o.GraphOptions)
+		lg := observeGraph(ctx, st, id, d.Graphs[id].URI, o.GraphOptions)
 		live[id] = lg
 		return lg
 	}

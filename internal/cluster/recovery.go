@@ -113,7 +113,7 @@ func sweepRecoveries(ctx context.Context, st storage.Store, l *ledger, o Options
 		outcome := ""
 		switch r.Operation {
 		case opGraphCreate:
-			switch lg := observeGraph(ctx, r.Root, o.GraphOptions); {
+			switch lg := observeGraph(ctx, st, r.Graph, r.Root, o.GraphOptions); {
 			case inState:
 				outcome = "retired" // the state write landed
 			case !lg.exists:

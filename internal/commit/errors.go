@@ -147,3 +147,15 @@ func (e *MissingRefError) Error() string {
 func (e *MissingRefError) Is(target error) bool {
 	return target == ErrMissingRef || target == ErrCorrupt
 }
+
+// MissingObject reports that commit c names key, which is not in the store
+// (err says so) and which cleanup did not remove: damage, as a *CorruptError
+// naming the commit. An err that already is a *CorruptError is returned as is.
+func MissingObject(c *Commit, key string, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &CorruptError{Key: CommitKey(c.ID),
+		Err: fmt.Errorf("names %s, which is missing and was not removed by cleanup (run `omnigraph verify`): %w", key, err)}
+}

@@ -124,3 +124,39 @@ func (r *Repo) RestoreRef(ctx context.Context, branch string, at ID) (Head, erro
 	}
 	return Head{Branch: branch, Commit: c.ID, Seq: seq, ETag: wi.ETag}, nil
 }
+
+// Reclaimed markers. Cleanup removes the data of old commits that stay in
+// history; before it deletes anything it records each such commit under
+// reclaimed/<ulid>, so a reader that finds an object of the commit missing
+// can tell "removed by cleanup" from damage.
+const reclaimedPrefix = "reclaimed/"
+
+// ReclaimedKey is the marker object of a commit whose data cleanup removed.
+func ReclaimedKey(id ID) string { return reclaimedPrefix + id.String() }
+
+// MarkReclaimed records that cleanup is removing commit id's data. It is
+// idempotent.
+func (r *Repo) MarkReclaimed(ctx context.Context, id ID) error {
+	if r.readOnly {
+		return ErrReadOnly
+	}
+	if _, err := r.store.PutIfAbsent(ctx, ReclaimedKey(id), []byte(id.String()+"\n")); err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("mark %s reclaimed: %w", id, err)
+	}
+	return nil
+}
+
+// Reclaimed reports whether cleanup removed commit id's data: its marker
+// exists, or the graph predates markers (its stamp has no checksum), where
+// every missing object of a non-head commit was cleanup's doing as far as
+// anyone can tell. One request.
+func (r *Repo) Reclaimed(ctx context.Context, id ID) (bool, error) {
+	if !r.strict {
+		return true, nil
+	}
+	_, err := r.store.Stat(ctx, ReclaimedKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -113,6 +113,13 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 	if err := failpoint.Hit(FPCleanupBeforeDelete); err != nil {
 		return nil, err
 	}
+	// Record the commits whose data goes before any of it goes, so a reader
+	// can tell cleanup's removals from damage (commit.Repo.Reclaimed).
+	for _, id := range pl.reclaimedIDs {
+		if err := g.repo.MarkReclaimed(ctx, id); err != nil {
+			return nil, fmt.Errorf("cleanup: %w", err)
+		}
+	}
 	steps := []struct {
 		objs []storage.Info
 		fp   string
@@ -142,6 +149,7 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 type cleanupPlan struct {
 	commits, states, data []storage.Info
 	reclaimed             int
+	reclaimedIDs          []commit.ID // reachable commits whose data this cleanup removes
 	kept                  []string
 }
 
@@ -267,6 +275,7 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 		for _, key := range c.Tables {
 			if !live[key] {
 				pl.reclaimed++
+				pl.reclaimedIDs = append(pl.reclaimedIDs, id)
 				break
 			}
 		}
@@ -298,6 +307,17 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 	}
 	err = g.st.List(ctx, "schemas/", "", func(in storage.Info) error {
 		if !schemas[in.Key] && old(in) {
+			pl.data = append(pl.data, in)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Reclaimed markers of commits no branch reaches any more go with them.
+	err = g.st.List(ctx, "reclaimed/", "", func(in storage.Info) error {
+		id, err := commit.ParseID(strings.TrimPrefix(in.Key, "reclaimed/"))
+		if err == nil && reach[id] == nil && old(in) {
 			pl.data = append(pl.data, in)
 		}
 		return nil

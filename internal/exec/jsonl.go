@@ -70,6 +70,12 @@ func (e *InputError) Error() string {
 // Unwrap returns the underlying typed error, if any.
 func (e *InputError) Unwrap() error { return e.Err }
 
+// ErrInvalidText: an input string is not valid Unicode text (invalid UTF-8,
+// or a \u escape of a lone surrogate). It is refused, never repaired, so
+// distinct keys cannot collapse into one. The *InputError carrying it names
+// the line and the field.
+var ErrInvalidText = value.ErrInvalidText
+
 // DefaultMaxLineBytes bounds one JSONL line. It matches the per-type staged
 // data limit of a load (32 MiB): a longer line could never be admitted.
 const DefaultMaxLineBytes = 32 << 20
@@ -141,23 +147,25 @@ func (r *Reader) Next(ctx context.Context) (Record, error) {
 }
 
 // readLine returns the next line without its terminator. A line longer than
-// maxLine is consumed and reported as an *InputError.
+// maxLine is reported as an *InputError as soon as maxLine bytes of it have
+// been read, and ends the stream.
 func (r *Reader) readLine() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	r.buf = r.buf[:0]
-	tooLong := false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if !tooLong {
-			if len(r.buf)+len(chunk) > r.maxLine+2 { // +2 for "\r\n"
-				tooLong = true
-				r.buf = r.buf[:0]
-			} else {
-				r.buf = append(r.buf, chunk...)
-			}
+		if len(r.buf)+len(chunk) > r.maxLine+2 { // +2 for "\r\n"
+			// Refused as soon as the limit is passed, without reading the
+			// rest of the line (it may never end: /dev/zero, a stuck pipe).
+			// The stream cannot be resynchronized, so the error is final.
+			r.line++
+			ie := &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
+			r.err = ie
+			return nil, ie
 		}
+		r.buf = append(r.buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
@@ -167,16 +175,13 @@ func (r *Reader) readLine() ([]byte, error) {
 				return nil, err
 			}
 			r.err = io.EOF
-			if len(chunk) == 0 && len(r.buf) == 0 && !tooLong {
+			if len(chunk) == 0 && len(r.buf) == 0 {
 				return nil, io.EOF
 			}
 		}
 		break
 	}
 	r.line++
-	if tooLong {
-		return nil, &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
-	}
 	line := bytes.TrimSuffix(r.buf, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) > r.maxLine {
@@ -197,7 +202,7 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 }
 
 func (r *Reader) parseLine(line []byte) (Record, error) {
-	p := lineParser{b: line}
+	p := lineParser{b: line, strictText: true}
 	members, kind, err := p.record()
 	if err != nil {
 		return nil, r.parseError(err)
@@ -401,6 +406,8 @@ func (r *Reader) parseError(err error) error {
 		return &InputError{Line: r.line, Field: e.Path, Msg: e.Error()}
 	case *jsonDepthError:
 		return &InputError{Line: r.line, Field: e.Path, Msg: e.Error()}
+	case *jsonTextError:
+		return &InputError{Line: r.line, Field: e.Path, Msg: fmt.Sprintf("%s at column %d", e.Msg, e.Offset+1), Err: ErrInvalidText}
 	}
 	return &InputError{Line: r.line, Msg: err.Error(), Err: err}
 }

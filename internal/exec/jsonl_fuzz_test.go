@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"regexp"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/value"
@@ -131,8 +133,26 @@ func FuzzLineParser(f *testing.F) {
 		if got := normalizeParsed(v); !reflect.DeepEqual(got, want) {
 			t.Fatalf("parsed %#v, encoding/json %#v", got, want)
 		}
+		// The strict mode the Reader uses accepts exactly the inputs whose
+		// strings are valid text, with the same values; it refuses the rest
+		// with a *jsonTextError instead of replacing.
+		sp := lineParser{b: data, strictText: true}
+		sv, serr := sp.value(false)
+		var te *jsonTextError
+		switch {
+		case serr == nil && !reflect.DeepEqual(normalizeParsed(sv), want):
+			t.Fatalf("strict parse %#v differs from %#v", sv, want)
+		case serr != nil && !errors.As(serr, &te):
+			t.Fatalf("strict parse failed with %v on valid JSON", serr)
+		case serr != nil && utf8.Valid(data) && !loneSurrogateEscape.Match(data):
+			t.Fatalf("strict parse refused valid text: %v", serr)
+		}
 	})
 }
+
+// loneSurrogateEscape matches a \u escape of a surrogate (paired or not):
+// the only way valid UTF-8 JSON can hold a string that is not valid text.
+var loneSurrogateEscape = regexp.MustCompile(`(?i)\\ud[89a-f][0-9a-f]{2}`)
 
 // normalizeParsed converts []jsonMember objects to maps for comparison.
 func normalizeParsed(v any) any {

@@ -23,6 +23,26 @@ type lineParser struct {
 	i     int
 	depth int
 	keys  []string // jsonMember keys from the record down to the current value
+	// strictText rejects invalid UTF-8 and lone surrogate escapes in strings
+	// (a *jsonTextError) instead of replacing them with U+FFFD as
+	// encoding/json does: replaced, two distinct keys would collapse into one.
+	// The Reader always sets it.
+	strictText bool
+}
+
+// jsonTextError is a string that is not valid Unicode text; Path names the
+// field (for a bad member name, the object holding it).
+type jsonTextError struct {
+	Offset int
+	Path   string
+	Msg    string
+}
+
+func (e *jsonTextError) Error() string { return e.Msg }
+
+// badText reports invalid text at the current position, or repairs it.
+func (p *lineParser) badText(msg string) error {
+	return &jsonTextError{Offset: p.i, Path: p.path(""), Msg: msg}
 }
 
 // path renders the dotted path of the current value (plus key, if not
@@ -315,6 +335,9 @@ func (p *lineParser) str() (string, error) {
 			s := p.b[start:p.i]
 			p.i++
 			if !utf8.Valid(s) {
+				if p.strictText {
+					return "", p.badText("invalid UTF-8 in string")
+				}
 				return fixUTF8(string(s)), nil
 			}
 			return string(s), nil
@@ -333,6 +356,9 @@ func (p *lineParser) str() (string, error) {
 			p.i++
 			s := sb.String()
 			if !utf8.ValidString(s) {
+				if p.strictText {
+					return "", p.badText("invalid UTF-8 in string")
+				}
 				s = fixUTF8(s)
 			}
 			return s, nil
@@ -380,6 +406,9 @@ func (p *lineParser) str() (string, error) {
 					}
 				}
 				p.i = save
+				if p.strictText {
+					return "", p.badText(fmt.Sprintf("lone surrogate \\u%04X in string (not a Unicode character)", r))
+				}
 				r = utf8.RuneError
 			}
 			sb.WriteRune(r)

@@ -178,16 +178,24 @@ func TestReaderStringDecoding(t *testing.T) {
 		{"escapes", `"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t"},
 		{"unicode escape", `"\u00e9\u4e2d"`, "é中"},
 		{"surrogate pair", `"\ud83d\ude00"`, "😀"},
-		{"lone high surrogate", `"\ud83dx"`, "\ufffdx"},
-		{"lone low surrogate", `"\ude00"`, "\ufffd"},
-		{"high then non-low", `"\ud83d\u0041"`, "\ufffdA"},
 		{"raw utf8", `"héllo"`, "héllo"},
-		{"invalid utf8", "\"a\xffb\"", "a\ufffdb"},
-		{"invalid utf8 after escape", "\"\\n\xff\"", "\n\ufffd"},
+		{"escaped replacement character", `"\ufffd"`, "\ufffd"},
+		// Not text: refused with ErrInvalidText (want ""), never repaired.
+		{"lone high surrogate", `"\ud83dx"`, ""},
+		{"lone low surrogate", `"\ude00"`, ""},
+		{"high then non-low", `"\ud83d\u0041"`, ""},
+		{"invalid utf8", "\"a\xffb\"", ""},
+		{"invalid utf8 after escape", "\"\\n\xff\"", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, err := readJSONL(t, `{"type": "Person", "data": {"name": `+tc.raw+`}}`)
+			if tc.want == "" {
+				if !errors.Is(err, ErrInvalidText) || fieldOf(err) != "data.name" {
+					t.Fatalf("got %v, want ErrInvalidText naming data.name", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,19 +259,79 @@ func TestReaderContinuesAfterInputError(t *testing.T) {
 func TestReaderLineLimit(t *testing.T) {
 	long := `{"type": "Doc", "data": {"title": "` + strings.Repeat("x", 500) + `"}}`
 	input := long + "\n" + `{"type": "Person", "data": {"name": "A"}}`
-	// A small bufio size is not configurable, so use a limit below the
-	// line length: the long line is consumed and reported, the next read.
+	// The long line is reported as soon as the limit is passed, and the
+	// error is final: the rest of the line is never read.
 	r := NewReader(strings.NewReader(input), testCatalog(t), ReaderOptions{MaxLineBytes: 100})
 	ctx := context.Background()
-	_, err := r.Next(ctx)
+	for range 2 {
+		_, err := r.Next(ctx)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Line != 1 || ie.Msg != "line exceeds 100 bytes" {
+			t.Fatalf("got %v", err)
+		}
+	}
+}
+
+// TestReaderEndlessLineStopsAtLimit: a line that never ends (/dev/zero, a
+// pipe whose writer never closes) is refused after about the limit's worth
+// of bytes, not read to the end.
+func TestReaderEndlessLineStopsAtLimit(t *testing.T) {
+	src := &countingZeros{}
+	r := NewReader(src, testCatalog(t), ReaderOptions{MaxLineBytes: 1 << 20})
+	_, err := r.Next(context.Background())
 	var ie *InputError
-	if !errors.As(err, &ie) || ie.Line != 1 || ie.Msg != "line exceeds 100 bytes" {
+	if !errors.As(err, &ie) || ie.Line != 1 {
 		t.Fatalf("got %v", err)
 	}
-	rec, err := r.Next(ctx)
-	if err != nil || rec.(*NodeRecord).ID != "A" || rec.InputLine() != 2 {
-		t.Fatalf("got %v %v", rec, err)
+	if src.n > 2<<20 {
+		t.Fatalf("read %d bytes of an endless line with a 1 MiB limit", src.n)
 	}
+}
+
+// countingZeros is an endless stream of zero bytes that counts what is read.
+type countingZeros struct{ n int }
+
+func (z *countingZeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.n += len(p)
+	return len(p), nil
+}
+
+// TestReaderRejectsInvalidText: invalid UTF-8 and lone surrogate escapes in
+// keys or values are refused with ErrInvalidText naming line and field,
+// never replaced (which would collapse distinct keys).
+func TestReaderRejectsInvalidText(t *testing.T) {
+	tests := []struct {
+		line, field string
+	}{
+		{"{\"type\": \"Person\", \"data\": {\"name\": \"X\xff\xfeY\"}}", "data.name"},
+		{`{"type": "Person", "data": {"name": "X\ud800Y"}}`, "data.name"},
+		{`{"type": "Person", "data": {"name": "\udc00"}}`, "data.name"},
+		{"{\"type\": \"Person\", \"data\": {\"na\xffme\": \"x\"}}", "data"},
+		{"{\"type\": \"Pers\xc3\", \"data\": {}}", "type"},
+		{`{"edge": "knows", "from": "A\ud83d", "to": "B"}`, "from"},
+	}
+	for _, tt := range tests {
+		r := NewReader(strings.NewReader("\n"+tt.line+"\n"), testCatalog(t), ReaderOptions{})
+		_, err := r.Next(context.Background())
+		var ie *InputError
+		if !errors.As(err, &ie) || !errors.Is(err, ErrInvalidText) || ie.Line != 2 || ie.Field != tt.field {
+			t.Errorf("%q: got %v (field %q), want ErrInvalidText at line 2 field %q", tt.line, err, fieldOf(err), tt.field)
+		}
+	}
+	// A valid surrogate pair and valid multi-byte text still load.
+	recs, err := readJSONL(t, `{"type": "Person", "data": {"name": "\ud83d\ude00 é"}}`)
+	if err != nil || recs[0].(*NodeRecord).Values["name"] != "😀 é" {
+		t.Fatalf("valid text: %v %v", recs, err)
+	}
+}
+
+func fieldOf(err error) string {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie.Field
+	}
+	return ""
 }
 
 func TestReaderLongLineAcrossBuffer(t *testing.T) {

@@ -99,18 +99,26 @@ func (g *Graph) checkReadable(ctx context.Context, c *commit.Commit) error {
 	}
 	for _, tk := range sortedTableKeys(c.Tables) {
 		if _, err := snap.State(ctx, tk); err != nil {
-			return reclaimedErr(c, c.Tables[tk], err)
+			return g.reclaimedErr(ctx, c, c.Tables[tk], err)
 		}
 	}
 	return nil
 }
 
-// reclaimedErr turns a missing object under commit c into *CommitReclaimedError.
-func reclaimedErr(c *commit.Commit, key string, err error) error {
-	if errors.Is(err, storage.ErrNotFound) {
+// reclaimedErr turns a missing object under commit c into
+// *CommitReclaimedError when cleanup removed it (commit.Repo.Reclaimed: the
+// commit carries cleanup's marker); otherwise the object was lost, which is
+// damage, reported as a corruption error naming the commit and the object.
+func (g *Graph) reclaimedErr(ctx context.Context, c *commit.Commit, key string, err error) error {
+	if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	if ok, rerr := g.repo.Reclaimed(ctx, c.ID); rerr != nil {
+		return errors.Join(err, rerr)
+	} else if ok {
 		return &CommitReclaimedError{Commit: c.ID.String(), Object: key}
 	}
-	return err
+	return commit.MissingObject(c, key, err)
 }
 
 // maxMaintenanceWalk bounds the first-parent walks below: they look only at

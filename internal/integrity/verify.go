@@ -53,8 +53,11 @@ type Report struct {
 	Unreachable Counts `json:"unreachable"`
 	// Unchecksummed counts reachable commits and refs written before
 	// checksums existed (graphs created before; verified structurally).
-	Unchecksummed int       `json:"unchecksummed"`
-	Problems      []Problem `json:"problems"`
+	Unchecksummed int `json:"unchecksummed"`
+	// Reclaimed counts reachable commits whose data cleanup removed (they
+	// stay in history; reading them fails with "removed by cleanup").
+	Reclaimed int       `json:"reclaimed_commits"`
+	Problems  []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -76,10 +79,12 @@ type verifier struct {
 
 	commits   map[commit.ID]bool
 	schemas   map[string]*schema.Catalog // nil value: unreadable
-	states    map[string]*table.State    // nil value: unreadable
+	states    map[string][]Problem       // checked states and what was wrong with them or what they name
+	objects   map[string][]Problem       // checked fragments, deletion vectors and indexes
 	fragments map[string]bool
 	dvs       map[string]bool
 	indexes   map[string]bool
+	heads     map[commit.ID]bool
 	problems  map[string]bool // object+detail already reported
 }
 
@@ -116,8 +121,9 @@ func Verify(ctx context.Context, st storage.Store, opts Options) (*Report, error
 
 func newVerifier(ctx context.Context, st storage.Store, repo *commit.Repo, opts Options, rep *Report) *verifier {
 	return &verifier{ctx: ctx, st: st, repo: repo, opts: opts, rep: rep,
-		commits: map[commit.ID]bool{}, schemas: map[string]*schema.Catalog{}, states: map[string]*table.State{},
-		fragments: map[string]bool{}, dvs: map[string]bool{}, indexes: map[string]bool{}, problems: map[string]bool{}}
+		commits: map[commit.ID]bool{}, schemas: map[string]*schema.Catalog{}, states: map[string][]Problem{},
+		objects: map[string][]Problem{}, fragments: map[string]bool{}, dvs: map[string]bool{}, indexes: map[string]bool{},
+		heads: map[commit.ID]bool{}, problems: map[string]bool{}}
 }
 
 func (v *verifier) problem(p Problem) {
@@ -188,6 +194,9 @@ func (v *verifier) run() error {
 			Detail: "the main ref does not exist; `omnigraph repair` restores it from the newest intact commit of main"})
 	}
 	for _, t := range tips {
+		v.heads[t.id] = true
+	}
+	for _, t := range tips {
 		v.walk(t.branch, t.id, commit.RefKey(t.branch))
 	}
 	return v.countUnreachable()
@@ -228,7 +237,15 @@ func (v *verifier) walk(branch string, id commit.ID, via string) {
 			v.problem(Problem{Object: key, Kind: KindCorrupt, Branch: branch,
 				Detail: fmt.Sprintf("height %d, its parents imply %d", c.Height, want)})
 		}
-		for _, p := range v.checkCommit(c) {
+		probs := v.checkCommit(c)
+		if len(probs) > 0 && !v.heads[it.id] && onlyMissing(probs) {
+			// Data removed by cleanup is not damage; the marker says which.
+			if ok, err := v.repo.Reclaimed(v.ctx, it.id); err == nil && ok {
+				v.rep.Reclaimed++
+				continue
+			}
+		}
+		for _, p := range probs {
 			p.Branch = branch
 			v.problem(p)
 		}
@@ -278,59 +295,68 @@ func (v *verifier) checkCommit(c *commit.Commit) []Problem {
 	return out
 }
 
-// checkState checks a table state and everything it names, once per run.
+// onlyMissing reports whether every problem is a missing object.
+func onlyMissing(probs []Problem) bool {
+	for _, p := range probs {
+		if p.Kind != KindMissing {
+			return false
+		}
+	}
+	return true
+}
+
+// checkState checks a table state and everything it names, once per run;
+// later calls return the same problems.
 func (v *verifier) checkState(key, via string) []Problem {
-	if _, done := v.states[key]; done {
-		return nil
+	if probs, done := v.states[key]; done {
+		return probs
 	}
 	v.rep.Checked.States++
 	s, err := table.ReadState(v.ctx, v.st, key)
 	if err != nil {
-		v.states[key] = nil
-		return []Problem{{Object: key, Kind: classify(err), Detail: detailOf(err), Via: via}}
+		probs := []Problem{{Object: key, Kind: classify(err), Detail: detailOf(err), Via: via}}
+		v.states[key] = probs
+		return probs
 	}
-	v.states[key] = s
 	var out []Problem
 	sch := s.Schema()
 	for _, f := range s.Fragments() {
-		if !v.fragments[f.Key] {
-			v.fragments[f.Key] = true
-			v.rep.Checked.Fragments++
-			if err := table.VerifyFragment(v.ctx, v.st, sch, stripDV(f), v.opts.Deep); err != nil {
-				out = append(out, Problem{Object: f.Key, Kind: classify(err), Detail: detailOf(err), Via: key})
-			}
+		out = append(out, v.once(f.Key, v.fragments, &v.rep.Checked.Fragments, func() error {
+			return table.VerifyFragment(v.ctx, v.st, sch, stripDV(f), v.opts.Deep)
+		}, key)...)
+		if f.DV != "" {
+			out = append(out, v.once(f.DV, v.dvs, &v.rep.Checked.DeletionVectors, func() error {
+				return table.VerifyDeletionVector(v.ctx, v.st, f)
+			}, key)...)
 		}
-		if f.DV != "" && !v.dvs[f.DV] {
-			v.dvs[f.DV] = true
-			v.rep.Checked.DeletionVectors++
-			if err := table.VerifyDeletionVector(v.ctx, v.st, f); err != nil {
-				out = append(out, Problem{Object: f.DV, Kind: classify(err), Detail: detailOf(err), Via: key})
-			}
-		}
-		if f.Index != "" && !v.indexes[f.Index] {
+		if f.Index != "" {
 			// The fragment's own index (table-state format 2).
-			v.indexes[f.Index] = true
-			v.rep.Checked.Indexes++
-			if err := table.VerifyFragmentIndex(v.ctx, v.st, f); err != nil {
-				out = append(out, Problem{Object: f.Index, Kind: classify(err), Detail: detailOf(err), Via: key})
-			}
+			out = append(out, v.once(f.Index, v.indexes, &v.rep.Checked.Indexes, func() error {
+				return table.VerifyFragmentIndex(v.ctx, v.st, f)
+			}, key)...)
 		}
-	}
-	live := map[string]bool{}
-	for _, f := range s.Fragments() {
-		live[f.Key] = true
 	}
 	for _, ref := range s.Indexes() {
-		if v.indexes[ref.Key] {
-			continue
-		}
-		v.indexes[ref.Key] = true
-		v.rep.Checked.Indexes++
-		if p, bad := v.checkIndex(ref, key); bad {
-			out = append(out, p)
-		}
+		out = append(out, v.once(ref.Key, v.indexes, &v.rep.Checked.Indexes, func() error {
+			return v.checkIndex(ref)
+		}, key)...)
 	}
+	v.states[key] = out
 	return out
+}
+
+// once runs check for object key the first time it is named, counting it,
+// and returns its problems every time.
+func (v *verifier) once(key string, seen map[string]bool, count *int, check func() error, via string) []Problem {
+	if seen[key] {
+		return v.objects[key]
+	}
+	seen[key] = true
+	*count++
+	if err := check(); err != nil {
+		v.objects[key] = []Problem{{Object: key, Kind: classify(err), Detail: detailOf(err), Via: via}}
+	}
+	return v.objects[key]
 }
 
 // stripDV returns f without its deletion vector: VerifyFragment checks the
@@ -341,27 +367,25 @@ func stripDV(f table.Fragment) table.Fragment {
 }
 
 // checkIndex checks one index object a state names.
-func (v *verifier) checkIndex(ref table.IndexRef, via string) (Problem, bool) {
+func (v *verifier) checkIndex(ref table.IndexRef) error {
 	switch ref.Kind {
 	case index.KindKey:
 		ki, err := index.ReadKey(v.ctx, v.st, ref.Key)
 		if err != nil {
-			return Problem{Object: ref.Key, Kind: classify(err), Detail: detailOf(err), Via: via}, true
+			return err
 		}
 		got, want := ki.Fragments(), append([]string(nil), ref.Fragments...)
 		sort.Strings(got)
 		sort.Strings(want)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			return Problem{Object: ref.Key, Kind: KindCorrupt, Via: via,
-				Detail: fmt.Sprintf("index covers %d fragments, the state says %d", len(got), len(want))}, true
+			return &table.CorruptError{Key: ref.Key, Offset: -1,
+				Reason: fmt.Sprintf("index covers fragments %v, the state says %v", got, want)}
 		}
-		return Problem{}, false
+		return nil
 	}
 	// An index kind this verifier does not decode: check it is present.
-	if _, err := v.st.Stat(v.ctx, ref.Key); err != nil {
-		return Problem{Object: ref.Key, Kind: classify(err), Detail: detailOf(err), Via: via}, true
-	}
-	return Problem{}, false
+	_, err := v.st.Stat(v.ctx, ref.Key)
+	return err
 }
 
 // countUnreachable lists every stored object and counts those no ref reaches.
@@ -374,7 +398,7 @@ func (v *verifier) countUnreachable() error {
 	return v.st.List(v.ctx, "", "", func(info storage.Info) error {
 		k := info.Key
 		switch {
-		case k == commit.StampKey, strings.HasPrefix(k, "refs/"), strings.HasPrefix(k, "."):
+		case k == commit.StampKey, strings.HasPrefix(k, "refs/"), strings.HasPrefix(k, "reclaimed/"), strings.HasPrefix(k, "."):
 		case strings.HasPrefix(k, "commits/"):
 			if id, ok := commitIDOf(k); !ok || !v.commits[id] {
 				u.Commits++

@@ -2,12 +2,27 @@ package query
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
+// addFixtureSeeds adds the project's example queries and, when present, the
+// shared reference queries (never skipping: the target's own corpus lives in
+// testdata/fuzz, so it really fuzzes in CI).
 func addFixtureSeeds(f *testing.F) {
-	for _, p := range fixtureQueryFiles(f) {
-		if b, err := os.ReadFile(p[1]); err == nil {
+	files := []string{"../../examples/social/queries.gq", "../../examples/social/mutations.gq"}
+	if d := fixture.Optional("cookbooks"); d != "" {
+		m, _ := filepath.Glob(filepath.Join(d, "*", "queries", "*.gq"))
+		files = append(files, m...)
+	}
+	if d := fixture.Optional("upstream"); d != "" {
+		m, _ := filepath.Glob(filepath.Join(d, "*.gq"))
+		files = append(files, m...)
+	}
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
 			f.Add(string(b))
 		}
 	}

@@ -23,6 +23,20 @@ type lexErr struct {
 
 func lex(src string) ([]token, []lexErr) {
 	lx := &lexer{src: src, toks: make([]token, 0, len(src)/5+1)}
+	if !utf8.ValidString(src) {
+		// Never replaced silently: strings differing only in invalid bytes
+		// would otherwise compare equal. One error, at the first bad byte.
+		for i := 0; i < len(src); {
+			r, n := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && n == 1 {
+				lx.errorf(i, i+1, "invalid UTF-8 (byte 0x%02x); query sources must be UTF-8", src[i])
+				break
+			}
+			i += n
+		}
+		// Nothing of such a file compiles: no query may run from it.
+		return []token{{kind: tEOF, span: Span{len(src), len(src)}}}, lx.errs
+	}
 	for {
 		t := lx.next()
 		lx.toks = append(lx.toks, t)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Compile parses and validates a .pg source into a Catalog. filename is used
@@ -17,6 +18,12 @@ func Compile(filename, src string) (*Catalog, error) {
 	if len(src) > maxSourceBytes {
 		return nil, ErrorList{lines.newError(ParseError, Span{0, 1},
 			fmt.Sprintf("schema source is %d bytes; the limit is %d", len(src), maxSourceBytes))}
+	}
+	if i := invalidUTF8(src); i >= 0 {
+		// Never replaced silently: two names or strings differing only in
+		// invalid bytes would otherwise collapse into one.
+		return nil, ErrorList{lines.newError(ParseError, Span{i, i + 1},
+			fmt.Sprintf("invalid UTF-8 (byte 0x%02x); schema sources must be UTF-8", src[i]))}
 	}
 	decls, errs := parse(lines, src)
 	if len(errs) > 0 {
@@ -30,6 +37,43 @@ func Compile(filename, src string) (*Catalog, error) {
 	cat.Source = src
 	cat.index()
 	return cat, nil
+}
+
+// invalidUTF8 returns the offset of the first byte of src that is not part
+// of a valid UTF-8 sequence, or -1.
+func invalidUTF8(src string) int {
+	if utf8.ValidString(src) {
+		return -1
+	}
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// implicitColumn reports whether name is one of the columns every table of
+// that kind already has: id on nodes (and on the interfaces they implement),
+// id, src and dst on edges. A property of that name would be a second column
+// of the same name, so the catalog refuses it (lint included).
+func implicitColumn(kind declKind, name string) bool {
+	switch name {
+	case "id":
+		return true
+	case "src", "dst":
+		return kind == declEdge
+	}
+	return false
+}
+
+func implicitOwner(kind declKind) string {
+	if kind == declEdge {
+		return "edge"
+	}
+	return "node"
 }
 
 // reservedProps are storage-engine column names a property may not take.
@@ -167,6 +211,8 @@ func (b *builder) props(o owner, in []*propAST, into []*Property) []*Property {
 		seen[name] = true
 		if reservedProps[name] {
 			b.errorf(pa.name.span, "property name '%s' on %s %s is reserved by the storage engine", name, o.kind, o.name)
+		} else if implicitColumn(o.kind, name) {
+			b.errorf(pa.name.span, "property name '%s' on %s %s is reserved: every %s has an implicit '%s' column", name, o.kind, o.name, implicitOwner(o.kind), name)
 		}
 		p := &Property{
 			Name:        name,

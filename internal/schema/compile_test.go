@@ -292,7 +292,7 @@ func TestAccepted(t *testing.T) {
 		{"self edge", "node P { x: String }\nedge E: P -> P"},
 		{"node and edge share name", "node P { x: String }\nnode Q { x: String }\nedge P: P -> Q"},
 		{"row_id is not reserved", "node A { _row_id: String }"},
-		{"id is allowed", "node A { id: String }"},
+		{"src on a node is allowed", "node A { src: String dst: String }"},
 		{"empty body", "node A { }\nedge E: A -> A { }"},
 		{"prop named like keyword", "node A { node: String edge: String enum: enum(a) implements: I32 }"},
 		{"no whitespace", "node A{x:String@key y:I32?@index z:[I32]?}edge E:A->A@card(1..)"},

@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +13,10 @@ import (
 // FuzzCompile checks that Compile never panics or hangs, and that its
 // result is always exactly one of a catalog or a well-formed ErrorList.
 func FuzzCompile(f *testing.F) {
-	for _, file := range fixtureSchemas(f) {
+	// Seeds: the corpus in testdata/fuzz/FuzzCompile (always there, so the
+	// target really fuzzes in CI), the project's example, and the shared
+	// reference schemas when they are present.
+	for _, file := range append(optionalFixtureSchemas(), "../../examples/social/schema.pg") {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -90,4 +94,19 @@ func BenchmarkCompileLargestCookbook(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// optionalFixtureSchemas lists the shared reference schemas, or none when
+// the fixtures are absent (never skipping).
+func optionalFixtureSchemas() []string {
+	var out []string
+	if d := fixture.Optional("cookbooks"); d != "" {
+		m, _ := filepath.Glob(filepath.Join(d, "*", "schema.pg"))
+		out = append(out, m...)
+	}
+	if d := fixture.Optional("upstream"); d != "" {
+		m, _ := filepath.Glob(filepath.Join(d, "*.pg"))
+		out = append(out, m...)
+	}
+	return out
 }

@@ -65,6 +65,19 @@ func (t token) describe() string {
 	return t.kind.String()
 }
 
+// MaxIdentBytes bounds identifiers and enum values. Type names become
+// object-store key segments (tables/node-<Type>/…) and column names, so
+// they must stay far below file-name limits (255 bytes); 128 is generous
+// for names people write and keeps every error message short.
+const MaxIdentBytes = 128
+
+// tooLong is the illegal token for an over-long identifier: its message
+// gives the length, never the text.
+func tooLong(what string, start, end int) token {
+	return token{kind: tIllegal, pos: start, end: start + 1,
+		text: fmt.Sprintf("%s is %d bytes long; at most %d are allowed", what, end-start, MaxIdentBytes)}
+}
+
 // maxSourceBytes bounds the input so that tokenizing a hostile or accidental
 // huge file cannot exhaust memory; real schemas are tens of kilobytes.
 const maxSourceBytes = 1 << 20
@@ -156,6 +169,9 @@ func (lx *lexer) scan() token {
 			end++
 		}
 		lx.off = end
+		if end-start > MaxIdentBytes {
+			return tooLong("enum value", start, end)
+		}
 		return token{kind: tEnumWord, pos: start, end: end, text: lx.src[start:end]}
 	}
 	simple := func(k tokKind, n int) token {
@@ -169,6 +185,9 @@ func (lx *lexer) scan() token {
 			end++
 		}
 		lx.off = end
+		if end-start > MaxIdentBytes {
+			return tooLong("identifier", start, end)
+		}
 		return token{kind: tWord, pos: start, end: end, text: lx.src[start:end]}
 	case isDigit(c) || c == '-' && start+1 < len(lx.src) && isDigit(lx.src[start+1]):
 		return lx.number()

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
@@ -103,7 +104,13 @@ func (s *Snapshot) State(ctx context.Context, tk string) (*table.State, error) {
 		}
 		return table.NewState(ts)
 	}
-	return s.l.State(ctx, key)
+	st, err := s.l.State(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		// A missing state is damage unless cleanup reclaimed the commit;
+		// exec's time-travel check tells the two apart (commit.Repo.Reclaimed).
+		return nil, commit.MissingObject(s.c, key, err)
+	}
+	return st, err
 }
 
 // Nodes returns the image of node type typ (exact name).

@@ -391,9 +391,28 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 		return nil
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(final))
+		err = syncDir(l.removeEmptyParents(key))
 	}
 	return opErr(OpDelete, key, err)
+}
+
+// removeEmptyParents removes the directories of key's prefix that the delete
+// left empty, deepest first, stopping at the first that is not empty (rmdir
+// refuses) and never touching the root. It returns the deepest directory that
+// remains, for the caller to fsync. So a deleted key's prefix never lingers
+// as an empty directory that would block creating the prefix itself as a key
+// (deleting branch a/b must not block branch a). A concurrent put into a
+// directory removed here finds it gone and recreates it (writeTemp retries);
+// once its temp file exists the directory is not empty and rmdir fails.
+func (l *Local) removeEmptyParents(key string) string {
+	dir := filepath.Dir(l.path(key))
+	for dir != l.root && strings.HasPrefix(dir, l.root+string(filepath.Separator)) {
+		if unix.Rmdir(dir) != nil {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return dir
 }
 
 var errNothingDeleted = errors.New("nothing deleted")

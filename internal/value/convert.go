@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
@@ -286,6 +287,11 @@ func convert(src Source, name string, t schema.Type, raw any) (any, error) {
 		s, ok := raw.(string)
 		if !ok {
 			return nil, wrongType("string")
+		}
+		if !utf8.ValidString(s) {
+			// Never repaired: two values differing only in invalid bytes
+			// would become one.
+			return nil, fail("is not valid UTF-8 text")
 		}
 		return s, nil
 	case schema.KindBool:

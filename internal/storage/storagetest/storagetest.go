@@ -409,6 +409,28 @@ func testDelete(t *testing.T, s storage.Store) {
 	if _, err := s.PutIfAbsent(ctx, "d/k", []byte("again")); err != nil {
 		t.Fatalf("PutIfAbsent after Delete: %v", err)
 	}
+	// Deleting the last key under a prefix frees the prefix: it can then be
+	// a key itself (a backend keeping directories must remove the empty ones,
+	// so deleting branch a/b never blocks branch a).
+	mustPut(t, s, "e/f/g", "x")
+	mustPut(t, s, "e/h", "y")
+	if err := s.Delete(ctx, "e/f/g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutIfAbsent(ctx, "e/f", []byte("now a key")); err != nil {
+		t.Fatalf("PutIfAbsent of a freed prefix: %v", err)
+	}
+	if got, _ := mustGet(t, s, "e/h"); got != "y" {
+		t.Fatalf("sibling of a deleted key = %q", got)
+	}
+	for _, k := range []string{"d/k", "e/f", "e/h"} {
+		if err := s.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.PutIfAbsent(ctx, "e", []byte("top")); err != nil {
+		t.Fatalf("PutIfAbsent of a freed top-level prefix: %v", err)
+	}
 }
 
 func testCancelled(t *testing.T, s storage.Store) {

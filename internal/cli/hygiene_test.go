@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Regression tests through the binary for issue 17 item 7.
+
+// TestDeleteNestedBranchFreesParentName: deleting branch a/b leaves nothing
+// that blocks creating branch a.
+func TestDeleteNestedBranchFreesParentName(t *testing.T) {
+	dir := newSocialGraph(t)
+	mustRun(t, "branch", "create", "a/b", "--uri", dir, "--json", "--quiet")
+	if r := runBin(t, "branch", "create", "a", "--uri", dir, "--json", "--quiet"); r.code == 0 {
+		t.Fatal("branch a created while a/b is live")
+	}
+	mustRun(t, "branch", "delete", "a/b", "--uri", dir, "--json", "--quiet")
+	if _, err := os.Stat(filepath.Join(dir, "refs", "heads", "a")); err == nil {
+		t.Fatal("refs/heads/a/ left behind after deleting a/b")
+	}
+	mustRun(t, "branch", "create", "a", "--uri", dir, "--json", "--quiet")
+	mustRun(t, "branch", "delete", "a", "--uri", dir, "--json", "--quiet")
+	mustRun(t, "branch", "create", "a/b/c", "--uri", dir, "--json", "--quiet")
+}
+
+// TestEmptySnapshotIsAnError: --snapshot ” is a usage error, never the head.
+func TestEmptySnapshotIsAnError(t *testing.T) {
+	dir := newSocialGraph(t)
+	for _, args := range [][]string{
+		{"snapshot", dir, "--snapshot", ""},
+		{"export", dir, "--snapshot="},
+		{"query", "get_person", "--query", filepath.Join(exampleDir, "queries.gq"), "--params", `{"name":"Alice"}`, "--store", dir, "--snapshot", ""},
+		{"export", dir, "--branch", ""},
+	} {
+		r := runBin(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "needs a value") || r.stdout != "" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want a usage error", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestDeletedStateIsNotCleanup: a table state deleted by hand is reported as
+// a missing object (corruption naming the commit and the state), not as
+// "removed by cleanup", both for a time-travel read and for the head.
+func TestDeletedStateIsNotCleanup(t *testing.T) {
+	dir := newSocialGraph(t)
+	old := headCommitFile(t, dir, "main")
+	oldID := strings.TrimSuffix(strings.TrimPrefix(old, "commits/"), ".json")
+	more := writeFile(t, t.TempDir(), "more.jsonl", `{"type":"Person","data":{"name":"Eve","age":41}}`+"\n")
+	mustRun(t, "load", "--data", more, "--mode", "append", dir, "--json", "--quiet")
+	state := headState(t, dir, "node:Person") // the new head's Person state
+	oldState := ""
+	{
+		b, _ := os.ReadFile(filepath.Join(dir, old))
+		s := string(b)
+		i := strings.Index(s, `"node:Person":"`) + len(`"node:Person":"`)
+		oldState = s[i : i+strings.Index(s[i:], `"`)]
+	}
+	if err := os.Remove(filepath.Join(dir, oldState)); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, "export", dir, "--snapshot", oldID)
+	if r.code != 1 || strings.Contains(r.stderr, "data was removed by cleanup") || !strings.Contains(r.stderr, oldState) ||
+		!strings.Contains(r.stderr, "not removed by cleanup") {
+		t.Fatalf("time travel to a commit with a deleted state: exit %d %q", r.code, r.stderr)
+	}
+	if err := os.Remove(filepath.Join(dir, state)); err != nil {
+		t.Fatal(err)
+	}
+	r = runBin(t, "export", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, state) || !strings.Contains(r.stderr, "corrupt object commits/") {
+		t.Fatalf("head with a deleted state: exit %d %q", r.code, r.stderr)
+	}
+	v, _ := runVerify(t, dir)
+	missing := map[string]bool{}
+	for _, p := range v.Problems {
+		if p.Kind == "missing" {
+			missing[p.Object] = true
+		}
+	}
+	if !missing[state] || !missing[oldState] {
+		t.Fatalf("verify problems %+v, want both states missing", v.Problems)
+	}
+}
+
+// TestSchemaIdentifierLimits: a 1,000,000-character type name is refused by
+// lint and init with a short message; so is a property named id, by lint
+// as well as init.
+func TestSchemaIdentifierLimits(t *testing.T) {
+	tmp := t.TempDir()
+	long := writeFile(t, tmp, "long.pg", "node "+strings.Repeat("A", 1_000_000)+" { name: String @key }\n")
+	idProp := writeFile(t, tmp, "id.pg", "node Person { id: String name: String @key }\n")
+	gq := writeFile(t, tmp, "q.gq", "query q() { match { $p: Person } return { $p.name } }\n")
+	tests := []struct {
+		file, want string
+	}{
+		{long, "identifier is 1000000 bytes long; at most 128 are allowed"},
+		{idProp, "property name 'id' on node Person is reserved"},
+	}
+	for _, tt := range tests {
+		for _, args := range [][]string{
+			{"lint", "--schema", tt.file, "--query", gq, "--json"},
+			{"init", "--schema", tt.file, filepath.Join(tmp, "g"+filepath.Base(tt.file)), "--json"},
+		} {
+			r := runBin(t, args...)
+			out := r.stdout + r.stderr
+			if r.code != 1 || !strings.Contains(out, tt.want) || len(out) > 2000 {
+				t.Fatalf("%v: exit %d, %d bytes of output: %.300s", args[0], r.code, len(out), out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(tmp, "g"+filepath.Base(tt.file), "refs")); err == nil {
+			t.Fatalf("init of %s created a graph", tt.file)
+		}
+	}
+}
+
+// TestInvalidTextRefused is the issue's reproduction 4: invalid UTF-8 and
+// lone surrogates are refused with an error naming line and field, in JSONL
+// data, params, schema and query files, and change nothing.
+func TestInvalidTextRefused(t *testing.T) {
+	dir := newSocialGraph(t)
+	tmp := t.TempDir()
+	before := runBin(t, "export", dir).stdout
+	for _, tt := range []struct{ name, data, want string }{
+		{"invalid utf8", "{\"type\":\"Person\",\"data\":{\"name\":\"Ok\"}}\n{\"type\":\"Person\",\"data\":{\"name\":\"X\xff\xfeY\"}}\n",
+			"line 2, field 'data.name': invalid UTF-8 in string"},
+		{"lone surrogate", `{"type":"Person","data":{"name":"X\ud800Y"}}` + "\n", `line 1, field 'data.name': lone surrogate \uD800`},
+	} {
+		data := writeFile(t, tmp, "bad.jsonl", tt.data)
+		for _, mode := range []string{"merge", "append"} {
+			r := runBin(t, "load", "--data", data, "--mode", mode, dir, "--json", "--quiet")
+			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("%s (%s): exit %d %q, want %q", tt.name, mode, r.code, r.stderr, tt.want)
+			}
+		}
+	}
+	q := filepath.Join(exampleDir, "queries.gq")
+	for _, params := range []string{"{\"name\":\"X\xffY\"}", `{"name":"\udfff"}`} {
+		r := runBin(t, "query", "get_person", "--query", q, "--params", params, "--store", dir, "--json")
+		if r.code != 2 || !strings.Contains(r.stderr, "field 'name'") || !strings.Contains(r.stderr, "invalid --params") {
+			t.Fatalf("params %q: exit %d %q", params, r.code, r.stderr)
+		}
+	}
+	if got := runBin(t, "export", dir).stdout; got != before {
+		t.Fatal("a refused input changed the graph")
+	}
+	badPG := writeFile(t, tmp, "bad.pg", "node Person {\n  name: String @key @description(\"X\xff\")\n}\n")
+	if r := runBin(t, "lint", "--schema", badPG, "--query", q, "--json"); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "bad.pg:2:") ||
+		!strings.Contains(r.stdout+r.stderr, "invalid UTF-8") {
+		t.Fatalf("schema with invalid UTF-8: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	badGQ := writeFile(t, tmp, "bad.gq", "query q() {\n match { $p: Person { name: \"X\xff\" } }\n return { $p.name }\n}\n")
+	if r := runBin(t, "query", "--query", badGQ, "--store", dir, "--json"); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "invalid UTF-8") ||
+		!strings.Contains(r.stdout+r.stderr, "2:") {
+		t.Fatalf("query with invalid UTF-8: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestLoadEndlessLineStops is the issue's reproduction 5: `load --data
+// /dev/zero` stops with an error once the line limit is passed instead of
+// reading forever.
+func TestLoadEndlessLineStops(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := newSocialGraph(t)
+	before := runBin(t, "export", dir).stdout
+	r := runBin(t, "load", "--data", "/dev/zero", "--mode", "append", dir, "--json", "--quiet")
+	if r.code != 1 || !strings.Contains(r.stderr, "line 1: line exceeds") {
+		t.Fatalf("load /dev/zero: exit %d %q", r.code, r.stderr)
+	}
+	if got := runBin(t, "export", dir).stdout; got != before {
+		t.Fatal("a refused load changed the graph")
+	}
+}
