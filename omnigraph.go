@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	s3store "github.com/omnigraph-go/omnigraph/internal/storage/s3"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -86,6 +88,18 @@ var (
 type Options struct {
 	// CacheBytes bounds the cache of decoded immutable objects (0 = default).
 	CacheBytes int64
+	// CacheDir, if set, caches immutable objects of remote (s3://) graphs
+	// in this local directory, shared safely by processes (default: the
+	// OMNIGRAPH_CACHE_DIR environment variable; unset = memory only).
+	CacheDir string
+	// CacheDirBytes bounds CacheDir (0 = OMNIGRAPH_CACHE_MAX_BYTES, else 1 GiB).
+	CacheDirBytes int64
+	// wrapBackend, if set, wraps the backend store (Local, S3) under every
+	// other layer (tests: request counting, latency).
+	wrapBackend func(storage.Store) storage.Store
+	// noObjectCache leaves the object cache out of a remote store (tests
+	// comparing raw request counts with a local directory).
+	noObjectCache bool
 	// Now overrides the clock (tests).
 	Now func() time.Time
 }
@@ -97,12 +111,27 @@ type Graph struct {
 	eng *exec.Graph
 }
 
-// OpenStore returns the object store a graph URI names: a local path or a
-// file:// URL. s3:// is reserved for the S3 backend.
+// OpenStore returns the object store a graph URI names: a local path, a
+// file:// URL, or s3://bucket/prefix (configured from the AWS_* environment,
+// see docs/s3.md). A remote store caches immutable objects in memory and, if
+// OMNIGRAPH_CACHE_DIR is set, on disk.
 func OpenStore(uri string, create bool) (storage.Store, error) {
+	return openStore(uri, create, Options{})
+}
+
+// Environment variables of the disk cache for remote graphs.
+const (
+	EnvCacheDir      = "OMNIGRAPH_CACHE_DIR"
+	EnvCacheMaxBytes = "OMNIGRAPH_CACHE_MAX_BYTES"
+)
+
+// IsRemote reports whether uri names a remote (object-store) graph.
+func IsRemote(uri string) bool { return strings.HasPrefix(uri, "s3://") }
+
+func openStore(uri string, create bool, o Options) (storage.Store, error) {
 	switch {
 	case strings.HasPrefix(uri, "s3://"):
-		return nil, fmt.Errorf("%w: %s (the S3 backend is not part of this build; use a local path)", ErrUnsupportedURI, uri)
+		return openS3(uri, o)
 	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
 		return nil, fmt.Errorf("%w: %s (a remote graph must be addressed with --server)", ErrUnsupportedURI, uri)
 	case strings.Contains(uri, "://") && !strings.HasPrefix(uri, "file://"):
@@ -118,7 +147,58 @@ func OpenStore(uri string, create bool) (storage.Store, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNoGraph, uri)
 		}
 	}
-	return storage.NewLocal(filepath.Clean(dir))
+	st, err := storage.NewLocal(filepath.Clean(dir))
+	if err != nil || o.wrapBackend == nil {
+		return st, err
+	}
+	return o.wrapBackend(st), nil
+}
+
+// openS3 opens an s3:// graph store behind the object cache.
+func openS3(uri string, o Options) (storage.Store, error) {
+	cfg, err := s3store.ConfigFromEnv(uri, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s3store.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	co := storage.CacheOptions{Immutable: ImmutableKey, Namespace: cfg.Endpoint + " " + st.URI()}
+	var backend storage.Store = st
+	if o.wrapBackend != nil {
+		backend = o.wrapBackend(st)
+	}
+	dir, max := o.CacheDir, o.CacheDirBytes
+	if dir == "" {
+		dir = os.Getenv(EnvCacheDir)
+	}
+	if max == 0 {
+		if v := os.Getenv(EnvCacheMaxBytes); v != "" {
+			if max, err = strconv.ParseInt(v, 10, 64); err != nil || max <= 0 {
+				return nil, fmt.Errorf("%s=%q: want a positive number of bytes", EnvCacheMaxBytes, v)
+			}
+		}
+	}
+	if dir != "" {
+		if co.Disk, err = storage.OpenDiskCache(dir, max); err != nil {
+			return nil, err
+		}
+	}
+	// Batching lets a write send all its new objects concurrently before
+	// its CAS (one round trip instead of one per object).
+	if o.noObjectCache {
+		return storage.NewBatching(backend), nil
+	}
+	return storage.NewBatching(storage.NewCached(backend, co)), nil
+}
+
+// ImmutableKey reports whether a graph object never changes once written:
+// commits, schema sources and every table object (fragments, deletion
+// vectors, table states, indexes) are; branch refs and the format stamp are
+// read from the store every time.
+func ImmutableKey(key string) bool {
+	return strings.HasPrefix(key, "commits/") || strings.HasPrefix(key, "schemas/") || strings.HasPrefix(key, "tables/")
 }
 
 func engineOptions(o Options) exec.Options {
@@ -131,7 +211,7 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 	if _, err := schema.Compile(schemaPath, schemaSrc); err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(uri, true)
+	st, err := openStore(uri, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +224,7 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 
 // Open opens the graph at uri.
 func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
-	st, err := OpenStore(uri, false)
+	st, err := openStore(uri, false, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +361,8 @@ type MutateOptions struct {
 
 // Mutate runs a mutation query on a branch ("" = main) as one atomic commit.
 func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map[string]any, o MutateOptions) (*MutationResult, string, error) {
+	// One head read: the write starts from the head the query compiled against.
+	ctx = commit.WithHeadMemo(ctx)
 	plan, err := g.compile(ctx, Target{Branch: branch}, src, name)
 	if err != nil {
 		return nil, "", err

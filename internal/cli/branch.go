@@ -98,7 +98,14 @@ func (a *app) newBranchDeleteCmd() *cobra.Command {
 		Short: "Delete a branch (never main)",
 		Args:  cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			g, uri, err := a.open(cmd, nil, uriFlag)
+			uri, err := a.graphURI(nil, uriFlag)
+			if err != nil {
+				return err
+			}
+			if err := a.consent(uri, "branch delete", asJSON); err != nil {
+				return err
+			}
+			g, err := a.openGraph(cmd.Context(), uri)
 			if err != nil {
 				return err
 			}

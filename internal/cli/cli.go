@@ -45,7 +45,9 @@ type globals struct {
 	cluster string
 	yes     bool
 	quiet   bool
-	version bool
+	// cacheDir is --cache-dir: the disk cache for remote graphs.
+	cacheDir string
+	version  bool
 }
 
 // app is one invocation of the CLI.
@@ -154,6 +156,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.StringVar(&a.g.cluster, "cluster", "", "cluster directory or storage root")
 	pf.BoolVar(&a.g.yes, "yes", false, "consent to destructive writes against a non-local target")
 	pf.BoolVar(&a.g.quiet, "quiet", false, "suppress the resolved-write-target echo on stderr")
+	pf.StringVar(&a.g.cacheDir, "cache-dir", "", "local directory caching immutable objects of s3:// graphs across runs (env OMNIGRAPH_CACHE_DIR)")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/spf13/cobra"
@@ -47,7 +51,12 @@ func (a *app) graphURI(positional []string, uriFlag string) (string, error) {
 }
 
 func (a *app) openGraph(ctx context.Context, uri string) (*omnigraph.Graph, error) {
-	return omnigraph.Open(ctx, uri, omnigraph.Options{})
+	return omnigraph.Open(ctx, uri, a.graphOptions())
+}
+
+// graphOptions are the handle options every direct command uses.
+func (a *app) graphOptions() omnigraph.Options {
+	return omnigraph.Options{CacheDir: a.g.cacheDir}
 }
 
 // open resolves the addressed graph (see graphURI) and opens it.
@@ -66,5 +75,27 @@ func (a *app) echoTarget(verb, uri string) {
 	if a.g.quiet {
 		return
 	}
-	fmt.Fprintf(a.io.Err, "omnigraph %s → %s (direct, local)\n", verb, uri)
+	where := "local"
+	if omnigraph.IsRemote(uri) {
+		where = "remote"
+	}
+	fmt.Fprintf(a.io.Err, "omnigraph %s → %s (direct, %s)\n", verb, uri, where)
+}
+
+// consent guards destructive writes against a non-local graph
+// (spec/surfaces.md §1.8): --yes, or "yes" typed at an interactive
+// terminal; otherwise a usage error and nothing is done.
+func (a *app) consent(uri, what string, asJSON bool) error {
+	if !omnigraph.IsRemote(uri) || a.g.yes {
+		return nil
+	}
+	if f, ok := a.io.In.(*os.File); ok && !asJSON && a.io.StderrTTY && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(a.io.Err, "%s on the remote graph %s cannot be undone; type yes to continue: ", what, uri)
+		line, _ := bufio.NewReader(a.io.In).ReadString('\n')
+		if strings.TrimSpace(line) == "yes" {
+			return nil
+		}
+		return usagef("%s on %s was not confirmed", what, uri)
+	}
+	return usagef("%s on the non-local graph %s needs consent: pass --yes", what, uri)
 }

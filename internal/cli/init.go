@@ -38,7 +38,7 @@ replaces an initialized graph.`,
 				return fmt.Errorf("read schema: %w", err)
 			}
 			a.echoTarget("init", uri)
-			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, omnigraph.Options{})
+			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, a.graphOptions())
 			if errors.Is(err, omnigraph.ErrAlreadyInitialized) && o.force {
 				return fmt.Errorf("force init refuses graph root %s: %w", uri, err)
 			}

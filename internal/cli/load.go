@@ -46,7 +46,7 @@ Modes (required):
 			return a.runLoad(cmd, args, &o)
 		}),
 	}
-	acceptGlobals(cmd, "store", "as", "quiet")
+	acceptGlobals(cmd, "store", "as", "quiet", "yes")
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "path of the NDJSON file to load (required)")
 	f.StringVar(&o.mode, "mode", "", "append, merge or overwrite (required)")
@@ -68,6 +68,11 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 	uri, err := a.graphURI(args, "")
 	if err != nil {
 		return err
+	}
+	if mode == omnigraph.Overwrite {
+		if err := a.consent(uri, "load --mode overwrite", o.json); err != nil {
+			return err
+		}
 	}
 	fh, err := os.Open(o.data)
 	if err != nil {

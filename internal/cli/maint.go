@@ -125,7 +125,16 @@ clear error; every branch head stays readable.`,
 				}
 				o.OlderThan = d
 			}
-			g, uri, err := a.open(cmd, args, "")
+			uri, err := a.graphURI(args, "")
+			if err != nil {
+				return err
+			}
+			if confirm {
+				if err := a.consent(uri, "cleanup --confirm", asJSON); err != nil {
+					return err
+				}
+			}
+			g, err := a.openGraph(cmd.Context(), uri)
 			if err != nil {
 				return err
 			}

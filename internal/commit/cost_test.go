@@ -105,3 +105,49 @@ func TestColdResolveCost(t *testing.T) {
 		t.Fatalf("cold resolve: %v", s)
 	}
 }
+
+// TestHeadMemo: within WithHeadMemo the Resolve that follows a Resolve of
+// the same branch reuses its head (no request), once; without the memo, or
+// after it was taken, every Resolve reads the ref.
+func TestHeadMemo(t *testing.T) {
+	ctx := context.Background()
+	mem := storage.NewMem()
+	initGraph(t, mem)
+	cs := storage.NewCounting(mem)
+	r, err := Open(ctx, cs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := func(fn func()) int64 {
+		t.Helper()
+		cs.Reset()
+		fn()
+		return cs.Snapshot()[storage.OpGet].Requests
+	}
+	resolve := func(ctx context.Context) Head {
+		t.Helper()
+		h, _, err := r.Resolve(ctx, MainBranch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	resolve(ctx) // warm: the head commit is cached from here on
+	if n := gets(func() { resolve(ctx); resolve(ctx) }); n != 2 {
+		t.Fatalf("without memo: %d GETs, want 2", n)
+	}
+	mctx := WithHeadMemo(ctx)
+	var a, b Head
+	if n := gets(func() { a = resolve(mctx); b = resolve(mctx) }); n != 1 {
+		t.Fatalf("with memo: %d GETs, want 1", n)
+	}
+	if a != b || a.ETag == "" {
+		t.Fatalf("memo returned %v, read %v", b, a)
+	}
+	if n := gets(func() { resolve(mctx) }); n != 1 {
+		t.Fatalf("third resolve: %d GETs, want 1 (the memo is used once)", n)
+	}
+	if n := gets(func() { r.Head(mctx, MainBranch) }); n != 1 {
+		t.Fatalf("Head with memo: %d GETs, want 1 (Head never uses it)", n)
+	}
+}

@@ -19,6 +19,12 @@
 //   - A retried conditional PUT that actually won is success, not a conflict:
 //     after any failed or ambiguous CAS, Publish re-reads the ref and reports
 //     success if it names its own commit (TestPublishAmbiguousCAS).
+//   - Within a context from WithHeadMemo, a Resolve that follows a Resolve of
+//     the same branch reuses its head once (a mutation compiles against the
+//     head and then writes on it with one ref read); Head and the re-reads
+//     after a lost CAS always read the store (TestHeadMemo).
+//   - Publish flushes a storage.Batching batch of the write's objects before
+//     its CAS, and never defers the CAS itself.
 //   - Head resolution costs one GET of the ref whatever the history length;
 //     with the head commit cached (a warm handle) Resolve is one request in
 //     all (TestCostIndependentOfHistory).

@@ -88,6 +88,13 @@ func (r *Repo) Publish(ctx context.Context, req PublishRequest) (Head, *Commit, 
 	if err := r.putCommit(ctx, c); err != nil {
 		return Head{}, nil, err
 	}
+	// The write's objects may have been sent concurrently (storage.Batching):
+	// all of them, the commit included, must be durable before the CAS,
+	// which itself is never deferred.
+	if err := storage.Flush(ctx); err != nil {
+		return Head{}, nil, err
+	}
+	ctx = storage.WithoutBatch(ctx)
 	if err := failpoint.Hit(FPAfterCommitObject); err != nil {
 		return Head{}, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/oklog/ulid/v2"
 
@@ -119,11 +120,18 @@ func (r *Repo) Head(ctx context.Context, branch string) (Head, error) {
 }
 
 // Resolve reads the head of branch and its commit. On a warm handle (commit
-// already cached) this is one store request; otherwise two.
+// already cached) this is one store request; otherwise two. In a context
+// from WithHeadMemo, a Resolve that follows one of the same branch takes the
+// head that one read instead of reading again (once).
 func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error) {
-	h, err := r.Head(ctx, branch)
-	if err != nil {
-		return Head{}, nil, err
+	memo, _ := ctx.Value(headMemoKey{}).(*headMemo)
+	h, ok := memo.take(branch)
+	if !ok {
+		var err error
+		if h, err = r.Head(ctx, branch); err != nil {
+			return Head{}, nil, err
+		}
+		memo.put(h)
 	}
 	c, err := r.Commit(ctx, h.Commit)
 	if err != nil {
@@ -164,17 +172,33 @@ func (r *Repo) Branches(ctx context.Context) ([]string, error) {
 // creating "a" and "a/b" at the same instant on an object store can both
 // succeed. On the local backend the filesystem itself refuses the second.
 func (r *Repo) CreateBranch(ctx context.Context, branch string, at ID) (Head, error) {
+	return r.CreateBranchAt(ctx, branch, func(context.Context) (ID, error) { return at, nil })
+}
+
+// CreateBranchAt is CreateBranch with the fork point still to be resolved
+// (e.g. a source branch's head): resolve runs concurrently with the
+// prefix-conflict listing, so on an object store the create costs two
+// round trips (resolve ‖ list, then the conditional put) instead of three.
+// A resolve error wins over a name conflict.
+func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(context.Context) (ID, error)) (Head, error) {
 	if r.readOnly {
 		return Head{}, ErrReadOnly
 	}
 	if err := ValidateBranchName(branch); err != nil {
 		return Head{}, err
 	}
-	if _, err := r.Commit(ctx, at); err != nil {
+	checked := make(chan error, 1)
+	go func() { checked <- r.checkNewBranch(ctx, branch) }()
+	at, err := resolve(ctx)
+	if err == nil {
+		_, err = r.Commit(ctx, at)
+	}
+	checkErr := <-checked
+	if err != nil {
 		return Head{}, err
 	}
-	if err := r.checkNewBranch(ctx, branch); err != nil {
-		return Head{}, err
+	if checkErr != nil {
+		return Head{}, checkErr
 	}
 	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(at, 1))
 	if errors.Is(err, storage.ErrExists) {
@@ -228,4 +252,44 @@ func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
 		return fmt.Errorf("delete ref %s: %w", RefKey(branch), err)
 	}
 	return nil
+}
+
+// headMemo carries one head read from a Resolve to the next Resolve of the
+// same branch within one operation.
+type headMemo struct {
+	mu    sync.Mutex
+	heads map[string]Head
+}
+
+type headMemoKey struct{}
+
+// WithHeadMemo returns a context in which one operation reads each branch
+// head once: a mutation resolves the head to compile its query against the
+// head's schema, and its write then starts from that same head rather than
+// reading the ref again. That is safe because the head was read during the
+// operation and the publish CAS still checks it (a moved head rebases as
+// usual). Only Resolve uses the memo; Head, and the re-reads after a lost
+// CAS, always go to the store.
+func WithHeadMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, headMemoKey{}, &headMemo{heads: map[string]Head{}})
+}
+
+func (m *headMemo) take(branch string) (Head, bool) {
+	if m == nil {
+		return Head{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.heads[branch]
+	delete(m.heads, branch)
+	return h, ok
+}
+
+func (m *headMemo) put(h Head) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.heads[h.Branch] = h
+	m.mu.Unlock()
 }

@@ -51,11 +51,7 @@ func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor strin
 	if err := checkPublicBranch("create", name); err != nil {
 		return err
 	}
-	at, err := g.resolveFrom(ctx, from)
-	if err != nil {
-		return err
-	}
-	_, err = g.repo.CreateBranch(ctx, name, at)
+	_, err := g.repo.CreateBranchAt(ctx, name, func(ctx context.Context) (commit.ID, error) { return g.resolveFrom(ctx, from) })
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
@@ -119,6 +120,10 @@ func (c maintConfig) needsAuto(s *table.State) bool {
 }
 
 func (g *Graph) optimize(ctx context.Context, branch string, only map[string]bool, auto bool) (*OptimizeResult, error) {
+	// On a batching store (S3) the compaction's new objects go out
+	// concurrently; Publish flushes them before its CAS.
+	ctx = storage.WithBatch(ctx)
+	defer storage.Flush(ctx)
 	head, base, err := g.repo.Resolve(ctx, branch)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -137,26 +138,33 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		if err := failpoint.Hit(FPBeforeWrite); err != nil {
 			return err
 		}
+		// On a batching store (S3) every object of the attempt is sent
+		// concurrently; Publish waits for them all before its CAS.
+		wctx := storage.WithBatch(ctx)
 		var tables map[string]string
 		if p.write != nil {
-			tables, err = p.write(ctx, snap)
+			tables, err = p.write(wctx, snap)
 		} else {
-			tables, err = g.writeTables(ctx, snap, p.delta)
+			tables, err = g.writeTables(wctx, snap, p.delta)
 		}
 		if err != nil {
+			_ = storage.Flush(wctx)
 			return err
 		}
 		if g.testBeforePublish != nil {
 			g.testBeforePublish(attempt)
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
+			_ = storage.Flush(wctx)
 			return err
 		}
 		if err := ctx.Err(); err != nil {
+			_ = storage.Flush(wctx)
 			return err
 		}
-		_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
+		_, c, err := g.repo.Publish(wctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
 			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch})
+		_ = storage.Flush(wctx) // no-op unless Publish failed before its own flush
 		if err != nil {
 			return err // a *commit.HeadMovedError is retried
 		}

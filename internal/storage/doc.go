@@ -1,6 +1,9 @@
 // Package storage is the only way Omnigraph reaches bytes: a small object-store
-// interface with local-directory, in-memory (and later S3) backends, plus
-// decorators for request counting and fault injection.
+// interface with local-directory and in-memory backends (S3 is the
+// sub-package s3), plus decorators: request counting (Counting), fault
+// injection (Faulty), injected latency (Delayed), caching of immutable
+// objects in memory and in a shared disk directory (Cached, DiskCache), and
+// concurrent puts for one write (Batching, WithBatch, Flush).
 //
 // Keys are slash-separated, relative, and never start or end with "/". Objects
 // are whole blobs: a Put either publishes the complete object or nothing.
@@ -28,6 +31,10 @@
 //   - ETags are opaque. [Mem] uses a store-wide generation counter (never
 //     repeats); [Local] uses a truncated SHA-256 of the content, so equal ETags
 //     mean equal bytes (like S3's MD5 ETag for single-part uploads).
+//   - Cached serves only keys its Immutable predicate names, never lists,
+//     and never returns bytes other than the store's: a damaged disk entry is
+//     a miss (TestDiskCacheCorruptEntry). Batching's Flush returns nil only
+//     when every deferred put is durable (TestBatching).
 //
 // # Caveats
 //

@@ -77,6 +77,11 @@ func segmentProblem(seg string) string {
 	return ""
 }
 
+// ValidatePrefix reports whether prefix is a legal List prefix (see
+// checkPrefix); backends outside this package use it so every backend
+// rejects exactly the same prefixes.
+func ValidatePrefix(prefix string) error { return checkPrefix(prefix) }
+
 // checkPrefix validates a List prefix: "" or a string whose complete segments
 // (everything up to the last "/") form a valid key; the trailing partial
 // segment may be anything without NUL.

@@ -16,6 +16,20 @@ var (
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrInvalidKey: the key is empty, absolute, or contains "." / ".." segments.
 	ErrInvalidKey = errors.New("invalid object key")
+
+	// Remote-store failures (S3). Backends wrap them with detail; a request
+	// that fails with one of them changed nothing the caller can see.
+
+	// ErrAccessDenied: the credentials were refused (missing, wrong, or
+	// without permission).
+	ErrAccessDenied = errors.New("access denied by the object store")
+	// ErrBucketNotFound: the bucket does not exist.
+	ErrBucketNotFound = errors.New("bucket not found")
+	// ErrThrottled: the store kept asking us to slow down after every retry.
+	ErrThrottled = errors.New("object store throttled the request")
+	// ErrUnavailable: the endpoint could not be reached, or kept failing
+	// with server errors, after every retry.
+	ErrUnavailable = errors.New("object store unavailable")
 )
 
 // Info describes one stored object.

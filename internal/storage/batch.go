@@ -1,0 +1,208 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+)
+
+// Batching is a Store decorator that lets one write send its new objects
+// concurrently (DESIGN §9: a write is one parallel batch of puts, then the
+// CAS). A context returned by WithBatch makes Put and PutIfAbsent through a
+// Batching store return at once while the request runs in the background;
+// Flush(ctx) waits for all of them and returns the first error. Without a
+// batch in the context every call is passed straight through.
+//
+// Inside a batch:
+//
+//   - Put and PutIfAbsent return an Info with only Key and Size;
+//   - PutIfAbsent means "make sure this object exists": ErrExists counts as
+//     success, so only content-addressed keys (same key, same bytes) may be
+//     written that way in a batch. Refs must be written with a context
+//     without the batch (WithoutBatch) — commit.Publish does so for its CAS;
+//   - reads of a key whose put is still pending are served from the pending
+//     bytes (read your own writes).
+//
+// INVARIANT: Flush returns nil only when every deferred put of the batch is
+// durable (TestBatching).
+type Batching struct {
+	inner Store
+}
+
+var (
+	_ Store        = (*Batching)(nil)
+	_ ReadAtOpener = (*Batching)(nil)
+)
+
+// NewBatching wraps inner.
+func NewBatching(inner Store) *Batching { return &Batching{inner: inner} }
+
+// Inner returns the wrapped store.
+func (b *Batching) Inner() Store { return b.inner }
+
+// Batch is the set of deferred puts of one write.
+type Batch struct {
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []error
+	pending map[string][]byte
+	sem     chan struct{}
+}
+
+type batchKey struct{}
+
+// maxBatchInFlight bounds the concurrent puts of one batch.
+const maxBatchInFlight = 32
+
+// WithBatch returns a context carrying a new batch.
+func WithBatch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, &Batch{pending: map[string][]byte{}, sem: make(chan struct{}, maxBatchInFlight)})
+}
+
+// WithoutBatch returns ctx with no batch: puts through it are synchronous.
+func WithoutBatch(ctx context.Context) context.Context {
+	if batchOf(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, batchKey{}, (*Batch)(nil))
+}
+
+func batchOf(ctx context.Context) *Batch {
+	b, _ := ctx.Value(batchKey{}).(*Batch)
+	return b
+}
+
+// Flush waits for every deferred put of ctx's batch and returns the first
+// error (joined with the others). It is a no-op without a batch. A batch
+// can be flushed more than once; later puts join the next Flush.
+func Flush(ctx context.Context) error {
+	b := batchOf(ctx)
+	if b == nil {
+		return nil
+	}
+	b.wg.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := errors.Join(b.errs...)
+	b.errs = nil
+	return err
+}
+
+func (b *Batch) defer_(ctx context.Context, key string, data []byte, put func(ctx context.Context, data []byte) error) {
+	data = append([]byte(nil), data...) // the caller may reuse its buffer
+	b.mu.Lock()
+	b.pending[key] = data
+	b.mu.Unlock()
+	b.wg.Add(1)
+	b.sem <- struct{}{}
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.sem }()
+		err := put(ctx, data)
+		b.mu.Lock()
+		delete(b.pending, key)
+		if err != nil {
+			b.errs = append(b.errs, err)
+		}
+		b.mu.Unlock()
+	}()
+}
+
+func (b *Batch) lookup(key string) ([]byte, bool) {
+	if b == nil {
+		return nil, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.pending[key]
+	return d, ok
+}
+
+// Put implements Store.
+func (s *Batching) Put(ctx context.Context, key string, data []byte) (Info, error) {
+	b := batchOf(ctx)
+	if b == nil {
+		return s.inner.Put(ctx, key, data)
+	}
+	if err := checkKey(OpPut, key); err != nil {
+		return Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Info{}, opErr(OpPut, key, err)
+	}
+	b.defer_(ctx, key, data, func(ctx context.Context, data []byte) error {
+		_, err := s.inner.Put(ctx, key, data)
+		return err
+	})
+	return Info{Key: key, Size: int64(len(data))}, nil
+}
+
+// PutIfAbsent implements Store; see the batch rules on Batching.
+func (s *Batching) PutIfAbsent(ctx context.Context, key string, data []byte) (Info, error) {
+	b := batchOf(ctx)
+	if b == nil {
+		return s.inner.PutIfAbsent(ctx, key, data)
+	}
+	if err := checkKey(OpPutIfAbsent, key); err != nil {
+		return Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Info{}, opErr(OpPutIfAbsent, key, err)
+	}
+	b.defer_(ctx, key, data, func(ctx context.Context, data []byte) error {
+		_, err := s.inner.PutIfAbsent(ctx, key, data)
+		if errors.Is(err, ErrExists) {
+			return nil
+		}
+		return err
+	})
+	return Info{Key: key, Size: int64(len(data))}, nil
+}
+
+// PutIfMatch implements Store (never deferred).
+func (s *Batching) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (Info, error) {
+	return s.inner.PutIfMatch(ctx, key, data, etag)
+}
+
+// Get implements Store.
+func (s *Batching) Get(ctx context.Context, key string) ([]byte, Info, error) {
+	if d, ok := batchOf(ctx).lookup(key); ok {
+		return append([]byte(nil), d...), Info{Key: key, Size: int64(len(d))}, nil
+	}
+	return s.inner.Get(ctx, key)
+}
+
+// GetRange implements Store.
+func (s *Batching) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	if d, ok := batchOf(ctx).lookup(key); ok && off >= 0 && length >= 0 {
+		return append([]byte(nil), clipRange(d, off, length)...), nil
+	}
+	return s.inner.GetRange(ctx, key, off, length)
+}
+
+// Stat implements Store.
+func (s *Batching) Stat(ctx context.Context, key string) (Info, error) {
+	if d, ok := batchOf(ctx).lookup(key); ok {
+		return Info{Key: key, Size: int64(len(d))}, nil
+	}
+	return s.inner.Stat(ctx, key)
+}
+
+// List implements Store (pending puts are not listed).
+func (s *Batching) List(ctx context.Context, prefix, startAfter string, fn func(Info) error) error {
+	return s.inner.List(ctx, prefix, startAfter, fn)
+}
+
+// Delete implements Store.
+func (s *Batching) Delete(ctx context.Context, key string) error {
+	return s.inner.Delete(ctx, key)
+}
+
+// OpenReadAt implements ReadAtOpener.
+func (s *Batching) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, error) {
+	if d, ok := batchOf(ctx).lookup(key); ok {
+		return bytesReadAt{bytes.NewReader(append([]byte(nil), d...))}, nil
+	}
+	return OpenReadAt(ctx, s.inner, key)
+}

@@ -1,0 +1,116 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/storage/storagetest"
+)
+
+var errDiskFull = errors.New("disk full")
+
+func TestBatchingConformance(t *testing.T) {
+	// Without a batch in the context Batching is a pass-through.
+	storagetest.Run(t, func(t *testing.T) storage.Store { return storage.NewBatching(newLocal(t)) })
+}
+
+// barrierStore holds every put until n puts are in flight at once: it only
+// completes if the puts really run concurrently (no timing involved).
+type barrierStore struct {
+	storage.Store
+	n       int
+	mu      sync.Mutex
+	arrived int
+	open    chan struct{}
+}
+
+func (b *barrierStore) wait() error {
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("puts were not concurrent: the barrier never filled")
+	}
+}
+
+func (b *barrierStore) Put(ctx context.Context, key string, data []byte) (storage.Info, error) {
+	if err := b.wait(); err != nil {
+		return storage.Info{}, err
+	}
+	return b.Store.Put(ctx, key, data)
+}
+
+func (b *barrierStore) PutIfAbsent(ctx context.Context, key string, data []byte) (storage.Info, error) {
+	if err := b.wait(); err != nil {
+		return storage.Info{}, err
+	}
+	return b.Store.PutIfAbsent(ctx, key, data)
+}
+
+// TestBatching: puts in a batch run concurrently (all 11 are in flight at
+// once), are readable by the writer before Flush, are durable when Flush
+// returns, and report their errors at Flush.
+func TestBatching(t *testing.T) {
+	mem := storage.NewMem()
+	cs := storage.NewCounting(mem)
+	s := storage.NewBatching(&barrierStore{Store: cs, n: 11, open: make(chan struct{})})
+	ctx := storage.WithBatch(context.Background())
+	for i := range 10 {
+		if _, err := s.Put(ctx, "frag/"+string(rune('a'+i)), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.PutIfAbsent(ctx, "state/x", []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := s.Get(ctx, "state/x"); err != nil || string(b) != "s" {
+		t.Fatalf("read own pending write: %q %v", b, err)
+	}
+	if err := storage.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := cs.Snapshot()[storage.OpPut].Requests; n != 10 {
+		t.Fatalf("%d puts reached the store, want 10", n)
+	}
+	for _, k := range []string{"frag/a", "frag/j", "state/x"} {
+		if _, _, err := mem.Get(context.Background(), k); err != nil {
+			t.Fatalf("%s not durable after Flush: %v", k, err)
+		}
+	}
+	s = storage.NewBatching(cs)
+	// PutIfAbsent of existing content-addressed bytes is success in a batch.
+	if _, err := s.PutIfAbsent(ctx, "state/x", []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.Flush(ctx); err != nil {
+		t.Fatalf("ensure-exists of an existing state: %v", err)
+	}
+	// Errors surface at Flush.
+	f := storage.NewFaulty(mem)
+	f.Inject(storage.Fault{Op: storage.OpPut, Prefix: "e/2", Err: errDiskFull})
+	fb := storage.NewBatching(f)
+	ctx = storage.WithBatch(context.Background())
+	for _, k := range []string{"e/1", "e/2", "e/3"} {
+		if _, err := fb.Put(ctx, k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := storage.Flush(ctx); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Flush = %v, want the injected error", err)
+	}
+	// Outside a batch, and after WithoutBatch, puts are synchronous.
+	sync := storage.WithoutBatch(ctx)
+	if _, err := s.PutIfAbsent(sync, "state/x", []byte("other")); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("PutIfAbsent without batch: %v, want ErrExists", err)
+	}
+}
