@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"internal/remote":    1,
 	"internal/fixture":   0,
 	"internal/cache":     0,
+	"internal/limits":    0,
 	"internal/storage":   1,
 	"internal/schema":    1,
 	"internal/query":     2,

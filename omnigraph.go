@@ -15,6 +15,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -82,6 +83,9 @@ var (
 	ErrNotMutation = exec.ErrNotMutation
 	// ErrUnsupportedValue: a value the store cannot hold (an external blob URI).
 	ErrUnsupportedValue = exec.ErrUnsupportedValue
+	// ErrResourceLimit: a request stopped at a bound (a query's memory or
+	// time, a page size); the error is a *ResourceLimitError.
+	ErrResourceLimit = limits.ErrResourceLimit
 )
 
 // Options tune a graph handle.
@@ -102,6 +106,30 @@ type Options struct {
 	noObjectCache bool
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// QueryMemoryBytes bounds each read query's working memory (0 = 2 GiB,
+	// < 0 = unlimited) and QueryTimeout its wall time (0 = none); over
+	// either a query fails with *ResourceLimitError and the process is
+	// unharmed. WithQueryLimits overrides them per call.
+	QueryMemoryBytes int64
+	QueryTimeout     time.Duration
+}
+
+// ResourceLimitError reports a request stopped at a bound: Resource
+// ("query_memory_bytes", "query_time_ms", …), Limit and Actual (what it
+// needed, at least). Nothing was changed.
+type ResourceLimitError = limits.Error
+
+// QueryLimits bound one read query; zero fields take the handle's
+// Options.QueryMemoryBytes / QueryTimeout.
+type QueryLimits struct {
+	MemoryBytes int64         // working memory (< 0 = unlimited)
+	Timeout     time.Duration // wall time (< 0 = none)
+}
+
+// WithQueryLimits returns ctx carrying limits for the read queries run
+// with it.
+func WithQueryLimits(ctx context.Context, l QueryLimits) context.Context {
+	return exec.WithQueryLimits(ctx, exec.QueryLimits{MemoryBytes: l.MemoryBytes, Timeout: l.Timeout})
 }
 
 // Graph is a handle on one graph. It is safe for concurrent use by many
@@ -202,7 +230,7 @@ func ImmutableKey(key string) bool {
 }
 
 func engineOptions(o Options) exec.Options {
-	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now}
+	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout}
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

@@ -21,9 +21,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph"
 	clusterboot "github.com/omnigraph-go/omnigraph/internal/boot"
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/server"
 )
 
@@ -42,6 +44,8 @@ type options struct {
 	unauthenticated  bool
 	requireAllGraphs bool
 	version          bool
+	queryMemory      string
+	queryTimeout     time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -55,6 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.unauthenticated, "unauthenticated", false, "serve without bearer tokens (all actions allowed); also OMNIGRAPH_UNAUTHENTICATED=1")
 	fs.BoolVar(&o.requireAllGraphs, "require-all-graphs", false, "refuse to boot if any graph fails to open; also OMNIGRAPH_REQUIRE_ALL_GRAPHS=1")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.queryMemory, "query-memory-limit", "", "bound each read query's working memory: a size like 512MiB, or none (default 2GiB; also OMNIGRAPH_QUERY_MEMORY_LIMIT); a query over it gets 413 resource_limit")
+	fs.DurationVar(&o.queryTimeout, "query-timeout", 0, "bound each read query's wall time, e.g. 30s (default none; also OMNIGRAPH_QUERY_TIMEOUT); a query over it gets 413 resource_limit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: omnigraph-server --cluster DIR|s3://… [--bind ADDR] [--unauthenticated] [--require-all-graphs]")
 		fmt.Fprintln(stderr, "       omnigraph-server --graph URI [--graph-id ID] [--bind ADDR] [--unauthenticated] [--require-all-graphs]")
@@ -143,11 +149,43 @@ func bootConfig(ctx context.Context, o *options, getenv func(string) string) (se
 	if cfg.Limits, err = server.LimitsFromEnv(getenv); err != nil {
 		return cfg, err
 	}
+	if cfg.OpenOptions.QueryMemoryBytes, cfg.OpenOptions.QueryTimeout, err = queryLimits(o, getenv); err != nil {
+		return cfg, err
+	}
 	if o.cluster != "" {
 		// The cluster's applied state: graphs, stored queries, policies.
 		cfg, err = clusterboot.FromCluster(ctx, o.cluster, cfg)
 	}
 	return cfg, err
+}
+
+// queryLimits reads --query-memory-limit and --query-timeout, falling back
+// to their environment variables.
+func queryLimits(o *options, getenv func(string) string) (int64, time.Duration, error) {
+	mem, timeout := o.queryMemory, o.queryTimeout
+	if mem == "" {
+		mem = getenv("OMNIGRAPH_QUERY_MEMORY_LIMIT")
+	}
+	var n int64
+	if mem != "" {
+		var err error
+		if n, err = limits.ParseBytes(mem); err != nil || n == 0 {
+			return 0, 0, usageError{fmt.Errorf("query memory limit %q: want a size like 512MiB, or none", mem)}
+		}
+	}
+	if timeout == 0 {
+		if v := getenv("OMNIGRAPH_QUERY_TIMEOUT"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return 0, 0, usageError{fmt.Errorf("OMNIGRAPH_QUERY_TIMEOUT=%q: want a duration like 30s", v)}
+			}
+			timeout = d
+		}
+	}
+	if timeout < 0 {
+		return 0, 0, usageError{errors.New("--query-timeout must not be negative")}
+	}
+	return n, timeout, nil
 }
 
 // serve boots the server, binds, announces the address on stdout (the one

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 	"github.com/spf13/cobra"
 )
@@ -87,6 +89,47 @@ type queryOptions struct {
 	snapshot string
 	format   string
 	json     bool
+	memory   string
+	timeout  time.Duration
+}
+
+// Environment defaults of the query limits flags.
+const (
+	envQueryMemory  = "OMNIGRAPH_QUERY_MEMORY_LIMIT"
+	envQueryTimeout = "OMNIGRAPH_QUERY_TIMEOUT"
+)
+
+// limits returns the query limits the flags (else the environment) set.
+func (o *queryOptions) limits(cmd *cobra.Command, getenv func(string) string) (omnigraph.QueryLimits, error) {
+	var l omnigraph.QueryLimits
+	mem := o.memory
+	if !cmd.Flags().Changed("memory-limit") {
+		mem = getenv(envQueryMemory)
+	}
+	if mem != "" {
+		n, err := limits.ParseBytes(mem)
+		if err != nil {
+			return l, usagef("--memory-limit: %v", err)
+		}
+		if n == 0 {
+			return l, usagef("--memory-limit: 0 would refuse every query (use none for no limit)")
+		}
+		l.MemoryBytes = n
+	}
+	l.Timeout = o.timeout
+	if !cmd.Flags().Changed("timeout") {
+		if v := getenv(envQueryTimeout); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return l, usagef("%s=%q: want a duration like 30s or 500ms", envQueryTimeout, v)
+			}
+			l.Timeout = d
+		}
+	}
+	if l.Timeout < 0 {
+		return l, usagef("--timeout must not be negative")
+	}
+	return l, nil
 }
 
 func (a *app) newQueryCmd() *cobra.Command {
@@ -101,7 +144,12 @@ holds exactly one query.
 
 Reads see a branch head (--branch, default main) or an exact commit
 (--snapshot COMMIT_ID). Output formats: table (default), kv, csv, jsonl,
-json; --json is the same as --format json.`,
+json; --json is the same as --format json.
+
+A query's working memory is bounded (--memory-limit, default 2GiB, or
+$OMNIGRAPH_QUERY_MEMORY_LIMIT) and so, if set, is its time (--timeout or
+$OMNIGRAPH_QUERY_TIMEOUT). A query over either bound stops with a
+resource-limit error (exit 1) and returns nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			if cmd.CalledAs() == "read" {
@@ -117,6 +165,8 @@ json; --json is the same as --format json.`,
 	f.StringVar(&o.snapshot, "snapshot", "", "commit id to read (time travel)")
 	f.StringVar(&o.format, "format", "", "output format: table, kv, csv, jsonl or json")
 	f.BoolVar(&o.json, "json", false, "same as --format json")
+	f.StringVar(&o.memory, "memory-limit", "", "bound the query's working memory: a size like 512MiB or 4GB, or none (default 2GiB)")
+	f.DurationVar(&o.timeout, "timeout", 0, "bound the query's wall time, e.g. 30s (default none)")
 	cmd.MarkFlagsMutuallyExclusive("branch", "snapshot")
 	cmd.MarkFlagsMutuallyExclusive("format", "json")
 	return cmd
@@ -139,6 +189,10 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 	if err != nil {
 		return err
 	}
+	ql, err := o.limits(cmd, os.Getenv)
+	if err != nil {
+		return err
+	}
 	g, _, err := a.open(cmd, nil, "")
 	if err != nil {
 		return err
@@ -148,7 +202,7 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 		name = args[0]
 	}
 	t := omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}
-	res, err := g.Query(cmd.Context(), t, src, name, params)
+	res, err := g.Query(omnigraph.WithQueryLimits(cmd.Context(), ql), t, src, name, params)
 	if err != nil {
 		return err
 	}

@@ -259,7 +259,7 @@ func (r *runner) evalExpand(ctx context.Context, o *query.Expand, l *layout) (*r
 	ss, ds := l.idx(o.Src), l.idx(o.Dst)
 	x := newExpander(et, l.slots[ss].nodes, l.slots[ds].nodes, o.Dir, r.opts.NoIndexes)
 	defer x.release()
-	out := newRowSet(l.width(), in.n())
+	out := newRowSet(r.mem, l.width(), in.n())
 	ws := -1
 	if o.EdgeVar != "" {
 		ws = l.idx(o.EdgeVar)
@@ -272,7 +272,12 @@ func (r *runner) evalExpand(ctx context.Context, o *query.Expand, l *layout) (*r
 		memo = map[int32][]int32{}
 	}
 	var scratch []int32
+	limit, capped := r.limitCap(o)
 	for i := 0; i < in.n(); i++ {
+		if capped && out.n() >= limit {
+			out.data = out.data[:limit*out.w]
+			break
+		}
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -295,6 +300,7 @@ func (r *runner) evalExpand(ctx context.Context, o *query.Expand, l *layout) (*r
 			dsts, ok := memo[src]
 			if !ok {
 				dsts = x.reach(src, o.Min, o.Max, nil)
+				charge(r.mem, int64(cap(dsts))*4+64)
 				memo[src] = dsts
 			}
 			emit(out, row, ds, dsts, o.DstBound)

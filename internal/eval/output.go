@@ -20,6 +20,9 @@ func (r *runner) project(ctx context.Context, o *query.Project, rs *rowSet, l *l
 		}
 		fns[i] = fn
 	}
+	// Row headers and cells (a cell is an interface value; what it points
+	// to is mostly shared with the table images).
+	charge(r.mem, int64(rs.n())*(24+16*int64(len(fns))))
 	out := make([][]any, rs.n())
 	cells := make([]any, rs.n()*len(fns))
 	for i := range out {
@@ -75,6 +78,7 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 		tk := value.TupleKey(keyBuf)
 		g := byKey[tk]
 		if g == nil {
+			charge(r.mem, int64(len(tk))+96+16*int64(len(keyBuf))+40*int64(len(argFns)))
 			g = &group{keys: slices.Clone(keyBuf), st: make([]aggState, len(argFns))}
 			byKey[tk] = g
 			groups = append(groups, g)
@@ -219,7 +223,7 @@ func (r *runner) sortRows(ctx context.Context, o *query.Sort, rs *rowSet, l *lay
 		}
 		return 0
 	})
-	out := newRowSet(rs.w, n)
+	out := newRowSet(r.mem, rs.w, n)
 	for _, i := range perm {
 		out.push(rs.row(i))
 	}

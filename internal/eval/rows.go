@@ -2,7 +2,9 @@ package eval
 
 import (
 	"context"
+	"slices"
 
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -140,14 +142,30 @@ func findArgument(op query.Op) *query.Argument {
 	return nil
 }
 
-// rowSet is a bag of binding rows of one layout, stored flat.
+// rowSet is a bag of binding rows of one layout, stored flat. Its memory
+// is charged to the query's budget before it is allocated (budget.go).
 type rowSet struct {
 	w    int
 	data []int32
+	mem  *limits.Budget
 }
 
-func newRowSet(w, capRows int) *rowSet {
-	return &rowSet{w: w, data: make([]int32, 0, w*capRows)}
+// newRowSet returns an empty set with room for capRows rows, charged to
+// mem. Over budget it stops the query (budget.go) before allocating.
+func newRowSet(mem *limits.Budget, w, capRows int) *rowSet {
+	n := int64(w) * int64(capRows)
+	charge(mem, n*4)
+	return &rowSet{w: w, data: make([]int32, 0, n), mem: mem}
+}
+
+// grow makes room for one more row, charging the new capacity.
+func (rs *rowSet) grow() {
+	if len(rs.data)+rs.w <= cap(rs.data) {
+		return
+	}
+	more := max(cap(rs.data), 64*rs.w, rs.w)
+	charge(rs.mem, int64(more)*4)
+	rs.data = slices.Grow(rs.data, more)
 }
 
 func (rs *rowSet) n() int {
@@ -163,12 +181,14 @@ func (rs *rowSet) row(i int) []int32 { return rs.data[i*rs.w : (i+1)*rs.w : (i+1
 
 // push appends a copy of row and returns the stored copy.
 func (rs *rowSet) push(row []int32) []int32 {
+	rs.grow()
 	rs.data = append(rs.data, row...)
 	return rs.data[len(rs.data)-rs.w:]
 }
 
 // pushEmpty appends an all-unbound row and returns it.
 func (rs *rowSet) pushEmpty() []int32 {
+	rs.grow()
 	for range rs.w {
 		rs.data = append(rs.data, -1)
 	}
@@ -177,7 +197,7 @@ func (rs *rowSet) pushEmpty() []int32 {
 
 // filter returns the rows for which keep is true, in order.
 func (rs *rowSet) filter(keep func(row []int32) bool) *rowSet {
-	out := newRowSet(rs.w, 0)
+	out := newRowSet(rs.mem, rs.w, 0)
 	for i := 0; i < rs.n(); i++ {
 		if row := rs.row(i); keep(row) {
 			out.push(row)

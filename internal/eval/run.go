@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -40,6 +41,10 @@ type Options struct {
 	// indexes, key lookups and row-resolved adjacency: the reference the
 	// index paths are checked against.
 	NoIndexes bool
+	// MemoryBytes bounds the query's working memory (binding rows,
+	// memoized expansions, output rows): 0 = DefaultMemoryBytes, < 0 =
+	// unlimited. Over it the query stops with *limits.Error (budget.go).
+	MemoryBytes int64
 }
 
 // Result is the output of a read query: Rows[i][j] is the value of
@@ -60,11 +65,18 @@ type Result struct {
 // docs/query-execution.md); property values are read only by predicates,
 // sort keys and the final projection. Run does not retain snap or the
 // plan after it returns and is safe to call concurrently.
-func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (*Result, error) {
+//
+// A query that would exceed opts.MemoryBytes, or runs past a deadline set
+// with limits.WithTimeout, stops with *limits.Error; the process is
+// unharmed.
+func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (res *Result, err error) {
 	if plan == nil || plan.Read == nil {
 		return nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
 	}
+	defer func() { err = limits.FromContext(ctx, err) }()
+	defer recoverBudget(&err)
 	r := &runner{
+		mem:    newBudget(opts),
 		snap:   snap,
 		opts:   opts,
 		params: make(map[string]any, len(plan.Params)),
@@ -108,6 +120,12 @@ func planName(p *query.Plan) string {
 // runner holds the state of one Run call. It is not shared between
 // calls, so caches here never outlive one snapshot.
 type runner struct {
+	mem *limits.Budget // the query's working-memory budget (nil: unlimited)
+	// capOp, when set, is the binding operator under `limit N` with nothing
+	// between them but the projection: it may stop after capN rows, since
+	// later rows would be cut anyway (limitCap).
+	capOp  query.Op
+	capN   int64
 	snap   Snapshot
 	opts   Options
 	params map[string]any
@@ -143,6 +161,11 @@ type argInput struct {
 func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 	switch o := op.(type) {
 	case *query.Limit:
+		if pr, ok := o.Input.(*query.Project); ok {
+			// Only the first N binding rows are projected: the operator
+			// producing them stops there (limitCap).
+			r.capOp, r.capN = pr.Input, o.N
+		}
 		rows, err := r.output(ctx, o.Input)
 		if err != nil {
 			return nil, err
@@ -188,6 +211,9 @@ func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout
 	}
 	r.rank = findRank(op)
 	r.arm = -1
+	if r.rank != nil {
+		r.capOp = nil // ranking reorders rows after they are produced
+	}
 	if r.rank == nil {
 		rs, err := r.eval(ctx, op, r.top)
 		return rs, r.top, err
@@ -277,10 +303,15 @@ func (r *runner) evalCrossJoin(ctx context.Context, o *query.CrossJoin, l *layou
 	if err != nil {
 		return nil, err
 	}
-	out := newRowSet(l.width(), left.n()*right.n())
-	for i := 0; i < left.n(); i++ {
+	n := left.n() * right.n()
+	limit, capped := r.limitCap(o)
+	if capped {
+		n = min(n, limit)
+	}
+	out := newRowSet(r.mem, l.width(), n)
+	for i := 0; i < left.n() && out.n() < n; i++ {
 		lr := left.row(i)
-		for j := 0; j < right.n(); j++ {
+		for j := 0; j < right.n() && out.n() < n; j++ {
 			dst := out.push(lr)
 			for s, v := range right.row(j) {
 				if v >= 0 {
@@ -297,12 +328,21 @@ func (r *runner) evalCrossJoin(ctx context.Context, o *query.CrossJoin, l *layou
 	return out, nil
 }
 
+// limitCap returns how many rows op needs to produce when it is the
+// operator directly under `limit N` (through the projection only).
+func (r *runner) limitCap(op query.Op) (int, bool) {
+	if r.capOp == nil || r.capOp != op {
+		return 0, false
+	}
+	return int(min(r.capN, int64(1<<31-1))), true
+}
+
 func (r *runner) evalArgument(o *query.Argument, l *layout) (*rowSet, error) {
 	in := r.args[o]
 	if in == nil {
 		return nil, runErrorf("anti-join argument evaluated outside its anti-join")
 	}
-	out := newRowSet(l.width(), in.rows.n())
+	out := newRowSet(r.mem, l.width(), in.rows.n())
 	from := make([]int, len(o.Vars))
 	to := make([]int, len(o.Vars))
 	for k, v := range o.Vars {
@@ -341,7 +381,7 @@ func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout)
 	for i := 0; i < sub.n(); i++ {
 		hit[sub.row(i)[originSlot]] = true
 	}
-	out := newRowSet(outer.w, outer.n())
+	out := newRowSet(r.mem, outer.w, outer.n())
 	for i := 0; i < outer.n(); i++ {
 		if !hit[i] {
 			out.push(outer.row(i))

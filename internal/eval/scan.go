@@ -42,7 +42,7 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		n = len(rows)
 	}
 	var cands []int32
-	out := newRowSet(l.width(), 0)
+	out := newRowSet(r.mem, l.width(), 0)
 	for k := 0; k < n; k++ {
 		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -129,7 +129,7 @@ func (r *runner) regroup(rs *rowSet) *rowSet {
 		return len(r.rankPos)
 	}
 	slices.SortStableFunc(perm, func(a, b int) int { return pos(a) - pos(b) })
-	out := newRowSet(rs.w, rs.n())
+	out := newRowSet(r.mem, rs.w, rs.n())
 	for _, i := range perm {
 		out.push(rs.row(i))
 	}

@@ -430,7 +430,7 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 	if limit > 0 && int64(len(ents)) > limit {
 		ents = ents[:limit]
 	}
-	out := newRowSet(r.top.width(), 0)
+	out := newRowSet(r.mem, r.top.width(), 0)
 	r.rankPos = make(map[int32]int, len(ents))
 	for i, e := range ents {
 		r.rankPos[e] = i

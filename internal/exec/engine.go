@@ -38,6 +38,10 @@ type Options struct {
 	// CompactTargetRows: the live-row size of a full fragment, which
 	// compaction leaves alone (0 = DefaultCompactTargetRows).
 	CompactTargetRows int64
+	// QueryMemoryBytes and QueryTimeout are the handle's default query
+	// limits (QueryLimits; WithQueryLimits overrides them per call).
+	QueryMemoryBytes int64
+	QueryTimeout     time.Duration
 }
 
 // Graph is a handle on one graph: the engine of load, mutation, query and
@@ -53,6 +57,7 @@ type Graph struct {
 	now        func() time.Time
 	maxRetries int
 	maint      maintConfig
+	qlimits    QueryLimits
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
 	// prepared and its objects are written, just before the CAS: the
@@ -109,7 +114,8 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if r <= 0 {
 		r = DefaultMaxRetries
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o)}
+	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o),
+		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
 }
 
 // Init creates a graph at an empty location from a schema source. The

@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -26,8 +28,16 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // QueryAt runs a read plan against a snapshot the caller already resolved
 // (for example to compile the plan against that snapshot's catalog, so the
 // plan and the data come from the same commit).
-func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*eval.Result, error) {
-	opts := eval.Options{Now: g.now().UTC()}
+//
+// The query runs under the handle's query limits, or those WithQueryLimits
+// put on ctx; over them it fails with *limits.Error.
+func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (res *eval.Result, err error) {
+	ql := g.queryLimits(ctx)
+	ctx, cancel := limits.WithTimeout(ctx, eval.ResourceTime, ql.Timeout,
+		"the query ran out of time; narrow it or raise the query timeout (--timeout)")
+	defer cancel()
+	defer func() { err = limits.FromContext(ctx, err) }()
+	opts := eval.Options{Now: g.now().UTC(), MemoryBytes: ql.MemoryBytes}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
 	if ps, ok, err := snap.Partial(ctx, plan, params); err != nil {
@@ -37,4 +47,36 @@ func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *quer
 		return eval.Run(ctx, ps, plan, params, opts)
 	}
 	return eval.Run(ctx, snap, plan, params, opts)
+}
+
+// QueryLimits bound one read query. Zero fields take the handle's
+// defaults (Options.QueryMemoryBytes, Options.QueryTimeout).
+type QueryLimits struct {
+	// MemoryBytes bounds the query's working memory (0 = default,
+	// eval.DefaultMemoryBytes unless the handle sets another; < 0 =
+	// unlimited).
+	MemoryBytes int64
+	// Timeout bounds its wall time (0 = the handle's, which is none by
+	// default; < 0 = none).
+	Timeout time.Duration
+}
+
+type queryLimitsKey struct{}
+
+// WithQueryLimits returns ctx carrying limits for the queries run with it.
+func WithQueryLimits(ctx context.Context, l QueryLimits) context.Context {
+	return context.WithValue(ctx, queryLimitsKey{}, l)
+}
+
+func (g *Graph) queryLimits(ctx context.Context) QueryLimits {
+	l := g.qlimits
+	if v, ok := ctx.Value(queryLimitsKey{}).(QueryLimits); ok {
+		if v.MemoryBytes != 0 {
+			l.MemoryBytes = v.MemoryBytes
+		}
+		if v.Timeout != 0 {
+			l.Timeout = v.Timeout
+		}
+	}
+	return l
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -157,6 +158,7 @@ func errorResponse(err error) (int, ErrorOutput) {
 		orphan *exec.CommitHasNoParentError
 		bound  *exec.ChangeSchemaBoundaryError
 		gap    *changeFeedGap
+		limit  *limits.Error
 	)
 	msg := err.Error()
 	out := func(status int, code string) (int, ErrorOutput) {
@@ -170,6 +172,9 @@ func errorResponse(err error) (int, ErrorOutput) {
 			Error:         fmt.Sprintf("request body exceeds the limit of %d bytes", tooBig.Limit),
 			ResourceLimit: &ResourceLimitOutput{Resource: "request_body_bytes", Limit: tooBig.Limit, Actual: tooBig.Limit + 1},
 		}
+	case errors.As(err, &limit):
+		return http.StatusRequestEntityTooLarge, ErrorOutput{Error: msg,
+			ResourceLimit: &ResourceLimitOutput{Resource: limit.Resource, Limit: limit.Limit, Actual: limit.Actual}}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, ErrorOutput{Error: "request cancelled: " + msg}
 	case errors.As(err, &pre):
