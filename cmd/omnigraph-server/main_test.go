@@ -77,7 +77,12 @@ func TestMain(m *testing.M) {
 
 func makeGraph(t *testing.T) string {
 	t.Helper()
-	uri := filepath.Join(t.TempDir(), "social.omni")
+	return makeGraphAt(t, filepath.Join(t.TempDir(), "social.omni"))
+}
+
+// makeGraphAt initialises and loads the test graph at uri.
+func makeGraphAt(t *testing.T, uri string) string {
+	t.Helper()
 	ctx := context.Background()
 	g, err := omnigraph.Init(ctx, uri, "schema.pg", schema, "test", omnigraph.Options{})
 	if err != nil {
@@ -294,10 +299,23 @@ func TestBinaryRefusals(t *testing.T) {
 // TestTwoServersOneGraph: two server processes on one graph directory both
 // accept writes concurrently; history stays linear and nothing
 // acknowledged is lost.
+//
+// It runs on a local directory and, when an S3 server is configured
+// (OMNIGRAPH_TEST_S3, started by scripts/test.sh), on an s3:// graph.
 func TestTwoServersOneGraph(t *testing.T) {
-	uri := makeGraph(t)
-	a := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
-	b := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
+	t.Run("local", func(t *testing.T) { twoServers(t, makeGraph(t)) })
+	t.Run("s3", func(t *testing.T) {
+		base := os.Getenv("OMNIGRAPH_TEST_S3")
+		if base == "" {
+			t.Skip("no S3 server: set OMNIGRAPH_TEST_S3 and AWS_* (scripts/test.sh starts VersityGW)")
+		}
+		twoServers(t, makeGraphAt(t, fmt.Sprintf("%s/server/two-%d-%d", base, os.Getpid(), time.Now().UnixNano())))
+	})
+}
+
+func twoServers(t *testing.T, uri string) {
+	a := boot(t, nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
+	b := boot(t, nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
 	const perWriter = 25
 	var mu sync.Mutex
 	var acked []string
