@@ -67,6 +67,9 @@ var (
 	ErrReadSetChanged = exec.ErrReadSetChanged
 	// ErrCommitNotFound: no commit has the given id.
 	ErrCommitNotFound = exec.ErrCommitNotFound
+	// ErrAmbiguousCommit: a commit-id prefix matching several commits (the
+	// error lists them).
+	ErrAmbiguousCommit = commit.ErrAmbiguousRevision
 	// ErrBranchNotFound: no branch has the given name.
 	ErrBranchNotFound = exec.ErrBranchNotFound
 	// ErrBranchExists: CreateBranch found the name (or an ancestor or

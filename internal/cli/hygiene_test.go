@@ -176,3 +176,46 @@ func TestLoadEndlessLineStops(t *testing.T) {
 		t.Fatal("a refused load changed the graph")
 	}
 }
+
+// TestRevisions (issue 18 item 2): commit prefixes, BRANCH~N and BRANCH^
+// work wherever a commit is taken, through the binary; an ambiguous prefix
+// lists its candidates.
+func TestRevisions(t *testing.T) {
+	dir := newSocialGraph(t)
+	more := writeFile(t, t.TempDir(), "more.jsonl", `{"type":"Person","data":{"name":"Eve","age":41}}`+"\n")
+	mustRun(t, "load", "--data", more, "--mode", "append", dir, "--json", "--quiet")
+	head := strings.TrimSuffix(strings.TrimPrefix(headCommitFile(t, dir, "main"), "commits/"), ".json")
+	q := filepath.Join(exampleDir, "queries.gq")
+	count := func(rev string) int {
+		t.Helper()
+		m := mustRun(t, "query", "get_person", "--query", q, "--params", `{"name":"Eve"}`, "--store", dir, "--snapshot", rev, "--json")
+		return len(rowsOf(t, m))
+	}
+	for rev, want := range map[string]int{
+		head:                       1,
+		strings.ToLower(head[:20]): 1,
+		"main":                     1,
+		"main~1":                   0,
+		"main^":                    0,
+		head[:20] + "~1":           0,
+	} {
+		if got := count(rev); got != want {
+			t.Errorf("--snapshot %s: %d rows for Eve, want %d", rev, got, want)
+		}
+	}
+	show := mustRun(t, "commit", "show", "main^", "--uri", dir, "--json")
+	if id, _ := show["graph_commit_id"].(string); id == "" || id == head {
+		t.Errorf("commit show main^ = %v", show)
+	}
+	mustRun(t, "branch", "create", "back", "--from", "main~1", "--uri", dir, "--json", "--quiet")
+	for _, tc := range []struct{ rev, msg string }{
+		{head[:5], "is ambiguous: it matches"}, // genesis, load and append share their first characters
+		{"main~9", "commit not found"},
+		{"nosuch~1", "commit not found"},
+	} {
+		r := runBin(t, "query", "get_person", "--query", q, "--params", `{"name":"Eve"}`, "--store", dir, "--snapshot", tc.rev)
+		if r.code != 1 || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("--snapshot %s: exit %d, stderr %q; want %q", tc.rev, r.code, r.stderr, tc.msg)
+		}
+	}
+}

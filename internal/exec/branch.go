@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"strings"
 	"fmt"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -55,7 +56,8 @@ func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor strin
 	return err
 }
 
-// resolveFrom resolves a fork point: a live branch first, else a commit id.
+// resolveFrom resolves a fork point: a live branch first, else any
+// revision (a commit id or unique prefix, with ~N / ^ steps).
 func (g *Graph) resolveFrom(ctx context.Context, from string) (commit.ID, error) {
 	from = branchOr(from)
 	if from == SchemaApplyLockRef {
@@ -70,9 +72,15 @@ func (g *Graph) resolveFrom(ctx context.Context, from string) (commit.ID, error)
 			return commit.ID{}, err
 		}
 	}
-	id, perr := commit.ParseID(from)
-	if perr != nil {
-		return commit.ID{}, &commit.BranchError{Branch: from, Err: ErrBranchNotFound}
+	id, err := g.repo.ResolveRevision(ctx, from)
+	if err != nil {
+		// A plain name that is neither a branch nor a commit prefix is
+		// reported as the missing branch it most likely was meant to be.
+		var re *commit.RevisionError
+		if errors.As(err, &re) && !strings.ContainsAny(from, "~^") {
+			return commit.ID{}, &commit.BranchError{Branch: from, Err: ErrBranchNotFound}
+		}
+		return commit.ID{}, err
 	}
 	c, err := g.repo.Commit(ctx, id)
 	if err != nil {

@@ -66,9 +66,9 @@ func (g *Graph) Diff(ctx context.Context, from, to Target) ([]Change, error) {
 // frozen order of spec/engine.md §4.3: nodes before edges, then type, then
 // id. A parentless commit fails with *CommitHasNoParentError.
 func (g *Graph) CommitChanges(ctx context.Context, commitID string) ([]Change, error) {
-	id, err := commit.ParseID(commitID)
+	id, err := g.repo.ResolveRevision(ctx, commitID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrCommitNotFound, commitID)
+		return nil, err
 	}
 	c, err := g.repo.Commit(ctx, id)
 	if err != nil {

@@ -186,9 +186,9 @@ func commitInfo(c *commit.Commit, branch string) CommitInfo {
 // resolveCommit returns the commit a target names and the branch label.
 func (g *Graph) resolveCommit(ctx context.Context, t Target) (*commit.Commit, string, error) {
 	if t.Snapshot != "" {
-		id, err := commit.ParseID(t.Snapshot)
+		id, err := g.repo.ResolveRevision(ctx, t.Snapshot)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %s", ErrCommitNotFound, t.Snapshot)
+			return nil, "", err
 		}
 		c, err := g.repo.Commit(ctx, id)
 		if err != nil {
@@ -239,12 +239,13 @@ func (g *Graph) Log(ctx context.Context, branch string, limit int) ([]CommitInfo
 	return out, nil
 }
 
-// CommitByID returns one commit. Its Branch is empty: commits do not record
+// CommitByID returns one commit, named by any revision (commit.ResolveRevision:
+// an id, a unique id prefix, a branch, with ~N / ^ steps). Its Branch is empty: commits do not record
 // the branch they were published on.
 func (g *Graph) CommitByID(ctx context.Context, id string) (CommitInfo, error) {
-	cid, err := commit.ParseID(id)
+	cid, err := g.repo.ResolveRevision(ctx, id)
 	if err != nil {
-		return CommitInfo{}, fmt.Errorf("%w: %s", ErrCommitNotFound, id)
+		return CommitInfo{}, err
 	}
 	c, err := g.repo.Commit(ctx, cid)
 	if err != nil {

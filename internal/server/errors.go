@@ -245,7 +245,7 @@ func isBadRequest(err error) bool {
 	}
 	for _, s := range []error{commit.ErrInvalidBranch, exec.ErrInvalidLoadMode, exec.ErrNotMutation,
 		exec.ErrMergeSameBranch, exec.ErrInternalRef, exec.ErrUnsupportedValue, schema.ErrNoKey,
-		query.ErrQueryNotFound, omnigraph.ErrQuerySource, omnigraph.ErrBlobSelector} {
+		query.ErrQueryNotFound, omnigraph.ErrQuerySource, omnigraph.ErrBlobSelector, commit.ErrAmbiguousRevision} {
 		if errors.Is(err, s) {
 			return true
 		}
