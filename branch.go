@@ -21,7 +21,7 @@ type (
 	Change = exec.Change
 )
 
-// Branches lists the graph's branches, main first.
+// Branches lists the graph's branches sorted ascending (main among them).
 func (g *Graph) Branches(ctx context.Context) ([]string, error) { return g.eng.Branches(ctx) }
 
 // CreateBranch creates branch name at from (a branch name or commit id;

@@ -62,7 +62,7 @@ func (a *app) newBranchListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List branches (main first)",
+		Short: "List branches, sorted",
 		Args:  cobra.NoArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			g, _, err := a.open(cmd, nil, uriFlag)

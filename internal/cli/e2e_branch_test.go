@@ -32,7 +32,7 @@ func TestE2EBranchLifecycle(t *testing.T) {
 	if m["name"] != "feature" || m["from"] != "main" || m["actor_id"] != "ann" {
 		t.Fatalf("branch create JSON = %v", m)
 	}
-	if got := mustRun(t, "branch", "list", "--uri", dir, "--json")["branches"]; fmt.Sprint(got) != "[main feature]" {
+	if got := mustRun(t, "branch", "list", "--uri", dir, "--json")["branches"]; fmt.Sprint(got) != "[feature main]" {
 		t.Fatalf("branch list = %v", got)
 	}
 	// Writes on the branch stay there.

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"fmt"
 
@@ -19,8 +20,9 @@ import (
 // relied on that behaviour keep working.
 const SchemaApplyLockRef = "__schema_apply_lock__"
 
-// Branches lists the live branches: "main" first, the rest sorted
-// ascending. Internal system refs are not listed.
+// Branches lists the live branches sorted ascending, "main" in its sorted
+// place (the reference CLI's order: alpha, main, zeta). Internal system
+// refs are not listed.
 func (g *Graph) Branches(ctx context.Context) ([]string, error) {
 	all, err := g.repo.Branches(ctx)
 	if err != nil {
@@ -32,6 +34,7 @@ func (g *Graph) Branches(ctx context.Context) ([]string, error) {
 			out = append(out, b)
 		}
 	}
+	slices.Sort(out)
 	return out, nil
 }
 

@@ -84,7 +84,7 @@ func TestBranchLifecycle(t *testing.T) {
 		t.Fatalf("table sharing: feature %v main %v", f.tables, m.tables)
 	}
 	h.branch("experiment", "feature")
-	if got, _ := h.g.Branches(h.ctx); !slices.Equal(got, []string{"main", "experiment", "feature"}) {
+	if got, _ := h.g.Branches(h.ctx); !slices.Equal(got, []string{"experiment", "feature", "main"}) {
 		t.Fatalf("branches %v", got)
 	}
 	if err := h.g.DeleteBranch(h.ctx, "feature", ""); err != nil {
