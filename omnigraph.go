@@ -322,7 +322,7 @@ func compileNamed(cat *schema.Catalog, src, name string) (*query.Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("the source defines %d queries (%s): name the one to run", len(names), strings.Join(names, ", "))
+			return nil, fmt.Errorf("the source defines multiple queries (%d: %s): name the one to run", len(names), strings.Join(names, ", "))
 		}
 		name = names[0]
 	}

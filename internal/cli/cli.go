@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/opconfig"
@@ -80,7 +81,7 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !a.running {
 		var se *SilentError
 		if !errors.As(err, &se) && !errors.As(err, new(*UsageError)) {
@@ -91,14 +92,42 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 	if err != nil {
 		var se *SilentError
 		if !errors.As(err, &se) {
-			fmt.Fprintf(stdio.Err, "error: %v\n", err)
+			fmt.Fprintf(stdio.Err, "error: %v\n", friendlyUsage(err))
 			var ue *UsageError
 			if errors.As(err, &ue) {
-				fmt.Fprintln(stdio.Err, "Run 'omnigraph --help' for usage.")
+				path := "omnigraph"
+				if cmd != nil {
+					path = cmd.CommandPath()
+				}
+				fmt.Fprintf(stdio.Err, "Run '%s --help' for usage.\n", path)
 			}
 		}
 	}
 	return code
+}
+
+// requiredFlags matches cobra's message for missing required flags.
+var requiredFlags = regexp.MustCompile(`^required flag\(s\) (.*) not set$`)
+
+// friendlyUsage rewrites cobra's terse usage messages into ones that name
+// the fix; other errors pass unchanged.
+func friendlyUsage(err error) error {
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if m := requiredFlags.FindStringSubmatch(ue.Err.Error()); m != nil {
+		var names []string
+		for _, q := range strings.Split(m[1], ", ") {
+			names = append(names, "--"+strings.Trim(q, `"`))
+		}
+		verb := "is"
+		if len(names) > 1 {
+			verb = "are"
+		}
+		return fmt.Errorf("%s %s required", strings.Join(names, " and "), verb)
+	}
+	return err
 }
 
 // rewriteArgs applies the argv-level shims of spec/surfaces.md §1.9:

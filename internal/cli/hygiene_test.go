@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,5 +218,61 @@ func TestRevisions(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, tc.msg) {
 			t.Errorf("--snapshot %s: exit %d, stderr %q; want %q", tc.rev, r.code, r.stderr, tc.msg)
 		}
+	}
+}
+
+// runBinIn is runBin with stdin.
+func runBinIn(t *testing.T, stdin string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(omnigraphBin(t), args...)
+	cmd.Env = procEnviron()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{code, out.String(), errb.String()}
+}
+
+// TestDailyCLIFindings (issue 18): standard input as "-", the messages
+// scripts grep for, and usage hints that point at the subcommand.
+func TestDailyCLIFindings(t *testing.T) {
+	dir := newSocialGraph(t)
+	q := filepath.Join(exampleDir, "queries.gq")
+	data, err := os.ReadFile(filepath.Join(exampleDir, "data.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"load from stdin", string(data), []string{"load", "--data", "-", "--mode", "overwrite", dir, "--quiet"}, 0, "11 entities", ""},
+		{"query from stdin", `query q() { match { $p: Person } return { count($p) as n } }`,
+			[]string{"query", "--query", "-", "--store", dir, "--json"}, 0, `"n": 4`, ""},
+		{"params from stdin", `{"name":"Alice"}`,
+			[]string{"query", "get_person", "--query", q, "--params-file", "-", "--store", dir, "--json"}, 0, `"Alice"`, ""},
+		{"two stdin flags", `{}`,
+			[]string{"query", "get_person", "--query", "-", "--params-file", "-", "--store", dir}, 2, "", "both want standard input"},
+		{"missing --mode", "", []string{"load", "--data", "x.jsonl", dir}, 2, "", "--mode is required\nRun 'omnigraph load --help' for usage."},
+		{"empty query", "", []string{"query", "-e", "", "--store", dir}, 2, "", "must not be empty"},
+		{"several queries, no name", "", []string{"query", "--query", q, "--store", dir}, 1, "", "multiple queries"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinIn(t, tc.stdin, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, tc.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", r.code, tc.code, r.stdout, tc.stdout, r.stderr, tc.stderr)
+			}
+		})
 	}
 }

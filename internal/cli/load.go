@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -48,7 +49,7 @@ Modes (required):
 	}
 	acceptGlobals(cmd, "store", "as", "quiet", "yes")
 	f := cmd.Flags()
-	f.StringVar(&o.data, "data", "", "path of the NDJSON file to load (required)")
+	f.StringVar(&o.data, "data", "", "path of the NDJSON file to load, - for standard input (required)")
 	f.StringVar(&o.mode, "mode", "", "append, merge or overwrite (required)")
 	f.StringVar(&o.branch, "branch", "main", "branch to load into (must exist unless --from is given)")
 	f.StringVar(&o.from, "from", "", "create --branch from this branch or commit first if it does not exist")
@@ -74,11 +75,15 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 			return err
 		}
 	}
-	fh, err := os.Open(o.data)
-	if err != nil {
-		return fmt.Errorf("open data file: %w", err)
+	var fh io.Reader = a.io.In
+	if o.data != "-" {
+		f, err := os.Open(o.data)
+		if err != nil {
+			return fmt.Errorf("open data file: %w", err)
+		}
+		defer f.Close()
+		fh = f
 	}
-	defer fh.Close()
 	g, err := a.openGraph(cmd.Context(), uri)
 	if err != nil {
 		return err

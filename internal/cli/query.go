@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph"
@@ -25,30 +27,37 @@ type sourceOptions struct {
 
 func (s *sourceOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&s.queryFile, "query", "", "path of a .gq file holding the query")
+	f.StringVar(&s.queryFile, "query", "", "path of a .gq file holding the query (- reads standard input)")
 	f.StringVarP(&s.queryStr, "query-string", "e", "", "the .gq query source itself")
 	f.StringVar(&s.params, "params", "", `parameters as a JSON object, e.g. '{"name":"Alice"}'`)
-	f.StringVar(&s.paramsFile, "params-file", "", "path of a JSON file holding the parameters")
+	f.StringVar(&s.paramsFile, "params-file", "", "path of a JSON file holding the parameters (- reads standard input)")
 	cmd.MarkFlagsMutuallyExclusive("query", "query-string")
 	cmd.MarkFlagsMutuallyExclusive("params", "params-file")
 }
 
-// load returns the query source and the decoded parameters.
-func (s *sourceOptions) load() (string, map[string]any, error) {
+// load returns the query source and the decoded parameters. A file named
+// "-" is read from in (standard input); at most one flag may name it.
+func (s *sourceOptions) load(cmd *cobra.Command, in io.Reader) (string, map[string]any, error) {
+	if s.queryFile == "-" && s.paramsFile == "-" {
+		return "", nil, usagef("--query - and --params-file - both want standard input: give one of them a file")
+	}
 	var src string
 	switch {
 	case s.queryFile != "":
-		b, err := os.ReadFile(s.queryFile)
+		b, err := readInput(in, s.queryFile)
 		if err != nil {
 			return "", nil, fmt.Errorf("read query file: %w", err)
 		}
 		src = string(b)
-	case s.queryStr != "":
+	case cmd.Flags().Changed("query-string"):
 		src = s.queryStr
 	default:
-		return "", nil, usagef("give the query with --query FILE or -e SOURCE (stored queries by name need --server)")
+		return "", nil, usagef("give the query with --query FILE (- for standard input) or -e SOURCE (stored queries by name need --server)")
 	}
-	params, err := parseParams(s.params, s.paramsFile)
+	if strings.TrimSpace(src) == "" {
+		return "", nil, usagef("the query source must not be empty")
+	}
+	params, err := parseParams(in, s.params, s.paramsFile)
 	if err != nil {
 		return "", nil, err
 	}
@@ -57,10 +66,10 @@ func (s *sourceOptions) load() (string, map[string]any, error) {
 
 // parseParams decodes --params (or the file of --params-file) as a JSON
 // object; numbers stay json.Number so 64-bit integers are exact.
-func parseParams(inline, file string) (map[string]any, error) {
+func parseParams(in io.Reader, inline, file string) (map[string]any, error) {
 	raw := inline
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := readInput(in, file)
 		if err != nil {
 			return nil, fmt.Errorf("read params file: %w", err)
 		}
@@ -81,6 +90,14 @@ func parseParams(inline, file string) (map[string]any, error) {
 		}
 	}
 	return params, nil
+}
+
+// readInput reads a whole input file; "-" is in (standard input).
+func readInput(in io.Reader, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(in)
+	}
+	return os.ReadFile(path)
 }
 
 type queryOptions struct {
@@ -185,7 +202,7 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 	default:
 		return usagef("invalid --format %q: use table, kv, csv, jsonl or json", format)
 	}
-	src, params, err := o.src.load()
+	src, params, err := o.src.load(cmd, a.io.In)
 	if err != nil {
 		return err
 	}
@@ -246,7 +263,7 @@ longer that commit, nothing is written and the command exits with status 4.`,
 }
 
 func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) error {
-	src, params, err := o.src.load()
+	src, params, err := o.src.load(cmd, a.io.In)
 	if err != nil {
 		return err
 	}

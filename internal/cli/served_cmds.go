@@ -144,7 +144,7 @@ func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) 
 		if name == "" {
 			return usagef("give a stored query NAME, or the query with --query FILE or -e SOURCE")
 		}
-		params, err := parseParams(src.params, src.paramsFile)
+		params, err := parseParams(a.io.In, src.params, src.paramsFile)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) 
 			return err
 		}
 	} else {
-		text, params, err := src.load()
+		text, params, err := src.load(cmd, a.io.In)
 		if err != nil {
 			return err
 		}
@@ -187,14 +187,14 @@ func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client)
 		if name == "" {
 			return usagef("give a stored mutation NAME, or the query with --query FILE or -e SOURCE")
 		}
-		params, perr := parseParams(src.params, src.paramsFile)
+		params, perr := parseParams(a.io.In, src.params, src.paramsFile)
 		if perr != nil {
 			return perr
 		}
 		yes := true
 		raw, err = rc.InvokeQuery(cmd.Context(), name, remote.InvokeRequest{Params: params, Branch: branch, ExpectMutation: &yes}, ifCommit)
 	} else {
-		text, params, lerr := src.load()
+		text, params, lerr := src.load(cmd, a.io.In)
 		if lerr != nil {
 			return lerr
 		}
@@ -680,7 +680,7 @@ mutation is refused before it runs.`,
 			for i, v := range args[1:] {
 				merged[al.Args[i]] = v
 			}
-			explicit, err := parseParams(params, paramsFile)
+			explicit, err := parseParams(a.io.In, params, paramsFile)
 			if err != nil {
 				return err
 			}

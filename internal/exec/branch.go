@@ -3,9 +3,9 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
-	"fmt"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 )
