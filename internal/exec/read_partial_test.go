@@ -74,7 +74,8 @@ func TestPartialReadsMatchFull(t *testing.T) {
 		{`query q($name: String) { match { $p: Person { name: $name }  not { $p worksAt $_ } } return { $p.name } }`, true},
 		{`query q($name: String) { match { $c: Company { name: "c3" }  $p worksAt $c  $p knows $f } return { count($f) as n } }`, true},
 		{`query q($name: String) { match { $p: Person { name: $name }  $p knows $f } return { $f.name } order { $f.age desc } limit 3 }`, true},
-		{`query q($name: String) { match { $p: Person  $p.age > 1000000000 } return { count($p) as n } }`, false},
+		{`query q($name: String) { match { $p: Person  $p.age > 1000000000 } return { count($p) as n } }`, true},
+		{`query q($name: String) { match { $p: Person  $p knows $f  $p.age > 1000000000 } return { count($f) as n } }`, false},
 	}
 	for _, name := range []string{"n1", "n7", "n42", "n2999", "nobody"} {
 		for qi, qc := range queries {

@@ -41,6 +41,15 @@ type partialPlan struct {
 	edges map[string]map[table.RowLoc][2]string
 	// edgeRows: edge types whose real rows (ids, properties) are needed.
 	edgeRows map[string]bool
+	// scans counts the plan's Scan operators; traversal is set when it
+	// has any other binding operator than scans and filters.
+	scans     int
+	traversal bool
+	// idRead: variables whose ids the plan reads (beyond count($v)).
+	idRead map[string]bool
+	// scan is the plan's one unanchored scan, read by a table scan
+	// (scan.go); nil when every scan is anchored.
+	scan *query.Scan
 }
 
 // partialBeforeImages is how many reads a loader answers from partial
@@ -60,11 +69,21 @@ const maxPartialNodes = 4096
 // needs already has a decoded image (the warm path is faster), or it would
 // gather too many rows. params are the caller's raw parameters.
 func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, bool, error) {
-	if s.l.noIndexPath || plan == nil || plan.Read == nil || s.l.partials.Load() >= partialBeforeImages {
+	if s.l.noIndexPath || plan == nil || plan.Read == nil {
+		return nil, false, nil
+	}
+	// A handle serving many reads decodes images (the warm path), unless
+	// an image would not fit the cache budget: then every read stays on
+	// the rows it touches, and memory on the budget.
+	oversized, err := s.oversized(ctx, plan.Reads)
+	if err != nil {
+		return nil, false, err
+	}
+	if !oversized && s.l.partials.Load() >= partialBeforeImages {
 		return nil, false, nil
 	}
 	pp := &partialPlan{snap: s, params: map[string]any{}, vars: map[string]*partialVar{},
-		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}}
+		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}, idRead: map[string]bool{}}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
@@ -73,7 +92,7 @@ func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[str
 		}
 		pp.params[ps.Name] = v
 	}
-	if !pp.shape(plan.Read) || !pp.cold() {
+	if !pp.shape(plan.Read) || !oversized && !pp.cold() {
 		return nil, false, nil
 	}
 	ok, err := pp.gather(ctx, plan.Read)
@@ -101,6 +120,8 @@ func (pp *partialPlan) shape(op query.Op) bool {
 			if v := pp.vars[o.Var]; v != nil {
 				v.props[o.Prop] = true
 			}
+		case query.OpdID:
+			pp.idRead[o.Var] = true
 		}
 	}
 	pred := func(p *query.Pred) {
@@ -120,11 +141,13 @@ func (pp *partialPlan) shape(op query.Op) bool {
 				ok = false
 				return
 			}
+			pp.scans++
 			pp.vars[o.Var] = &partialVar{typ: o.Type, ids: map[string]bool{}, props: map[string]bool{}}
 			for i := range o.Filters {
 				pred(&o.Filters[i])
 			}
 		case *query.Expand:
+			pp.traversal = true
 			walk(o.Input)
 			if !o.DstBound {
 				pp.vars[o.Dst] = &partialVar{typ: o.DstType, ids: map[string]bool{}, props: map[string]bool{}}
@@ -137,12 +160,15 @@ func (pp *partialPlan) shape(op query.Op) bool {
 			walk(o.Input)
 			pred(&o.Pred)
 		case *query.CrossJoin:
+			pp.traversal = true
 			walk(o.Left)
 			walk(o.Right)
 		case *query.AntiJoin:
+			pp.traversal = true
 			walk(o.Input)
 			walk(o.Sub)
 		case *query.Argument:
+			pp.traversal = true
 		case *query.Project:
 			walk(o.Input)
 			for _, c := range o.Cols {
@@ -154,12 +180,18 @@ func (pp *partialPlan) shape(op query.Op) bool {
 				see(c.Value)
 			}
 			for _, a := range o.Aggs {
+				if a.Func == "count" && a.Arg.Kind == query.OpdID {
+					continue // counts rows: the id's value is never read
+				}
 				see(a.Arg)
 			}
 		case *query.Sort:
 			walk(o.Input)
 			for _, k := range o.Keys {
 				see(k.Value)
+			}
+			for _, v := range o.TieBreak {
+				pp.idRead[v] = true
 			}
 		case *query.Limit:
 			walk(o.Input)
@@ -169,6 +201,35 @@ func (pp *partialPlan) shape(op query.Op) bool {
 	}
 	walk(op)
 	return ok
+}
+
+// oversized reports whether the image of a table among reads would take
+// more than half the cache budget.
+func (s *Snapshot) oversized(ctx context.Context, reads []query.TableRef) (bool, error) {
+	budget := s.l.cache.Budget()
+	for _, r := range reads {
+		tk, props := NodeKey(r.Name), 0
+		if r.Edge {
+			et, ok := s.cat.Edge(r.Name)
+			if !ok {
+				continue
+			}
+			tk, props = EdgeKey(et.Name), len(et.Props)
+		} else if nt, ok := s.cat.Node(r.Name); ok {
+			props = len(nt.Props)
+		}
+		if s.StateKey(tk) == "" {
+			continue
+		}
+		st, err := s.State(ctx, tk) // cached by key
+		if err != nil {
+			return false, err
+		}
+		if imageSize(int(st.Rows()), props, r.Edge)*2 > budget {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // cold reports whether none of the plan's tables has a decoded image: then
@@ -192,8 +253,17 @@ func (pp *partialPlan) gather(ctx context.Context, op query.Op) (bool, error) {
 	switch o := op.(type) {
 	case *query.Scan:
 		id, ok, err := pp.anchor(ctx, o)
-		if err != nil || !ok {
+		if err != nil {
 			return false, err
+		}
+		if !ok {
+			// One scan and no traversal: a table scan reads what its
+			// filters keep (scan.go).
+			if pp.scans != 1 || pp.traversal {
+				return false, nil
+			}
+			pp.scan = o
+			return true, nil
 		}
 		if id != "" {
 			pp.vars[o.Var].ids[id] = true
@@ -385,6 +455,16 @@ func (pp *partialPlan) build(ctx context.Context) (*Mem, error) {
 		for p := range v.props {
 			props[v.typ][p] = true
 		}
+	}
+	if o := pp.scan; o != nil {
+		// The plan's only variable (no traversal, one scan).
+		nt, _ := pp.snap.cat.Node(o.Type)
+		t, err := pp.scanRows(ctx, nt, o, props[o.Type], pp.idRead[o.Var])
+		if err != nil {
+			return nil, err
+		}
+		ms.NodeT[nt.Name] = t
+		return ms, nil
 	}
 	for typ, set := range ids {
 		nt, _ := pp.snap.cat.Node(typ)

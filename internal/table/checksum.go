@@ -135,9 +135,9 @@ func (s *colSum) add(arr arrow.Array) error {
 		s.data = crc32.Update(s.data, castagnoli, buf)
 		s.scratch = buf[:0]
 	case *array.String:
-		s.addBinary(a, a.ValueOffsets(), func(i int) []byte { return []byte(a.Value(i)) })
+		s.addBinary(a, a.ValueOffsets(), a.ValueBytes())
 	case *array.Binary:
-		s.addBinary(a, a.ValueOffsets(), a.Value)
+		s.addBinary(a, a.ValueOffsets(), a.ValueBytes())
 	case *array.LargeBinary:
 		s.addLargeBinary(a)
 	case *array.List:
@@ -182,19 +182,35 @@ func (s *colSum) add(arr arrow.Array) error {
 	return nil
 }
 
-func (s *colSum) addBinary(arr arrow.Array, offs []int32, value func(int) []byte) {
+// addBinary feeds a variable-length column: offs are its len+1 value
+// offsets into data (both as the array exposes them). The data stream is
+// the valid values' bytes back to back, so each run of valid rows is one
+// contiguous range of data and one CRC update.
+func (s *colSum) addBinary(arr arrow.Array, offs []int32, data []byte) {
+	n := arr.Len()
 	buf := s.scratch[:0]
-	for i := 0; i < arr.Len(); i++ {
+	for i := 0; i < n; i++ {
 		if arr.IsValid(i) {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[i+1]-offs[i]))
 		}
 	}
 	s.lengths = crc32.Update(s.lengths, castagnoli, buf)
 	s.scratch = buf[:0]
-	for i := 0; i < arr.Len(); i++ {
-		if arr.IsValid(i) {
-			s.data = crc32.Update(s.data, castagnoli, value(i))
+	if n == 0 {
+		return
+	}
+	base := offs[0] // data is already sliced to the array's first value
+	for i := 0; i < n; {
+		if arr.IsNull(i) {
+			i++
+			continue
 		}
+		j := i
+		for j < n && arr.IsValid(j) {
+			j++
+		}
+		s.data = crc32.Update(s.data, castagnoli, data[offs[i]-base:offs[j]-base])
+		i = j
 	}
 }
 

@@ -317,3 +317,12 @@ func evalOrdered[T int64 | uint64 | float64 | string](f *compiledFilter, arr arr
 		mask[i] = ok
 	}
 }
+
+// ValidFilter reports whether f is a filter Scan accepts on schema: a known
+// scalar column and literals of that column's kind (in its range). Callers
+// that translate predicates of their own use it to keep the ones a scan can
+// apply exactly and evaluate the rest themselves.
+func ValidFilter(schema Schema, f Filter) bool {
+	_, err := compileFilter(schema, f)
+	return err == nil
+}
