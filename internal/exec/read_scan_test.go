@@ -145,3 +145,80 @@ func TestScanReadsMatchFull(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizedTablesStayPartial: on a handle whose cache budget is smaller
+// than twice a table's decoded image, reads that can run on the rows they
+// touch (anchored reads, single unanchored scans) keep doing so however
+// many reads the handle serves, instead of switching to whole-table images
+// after partialBeforeImages reads; they answer like whole images.
+func TestOversizedTablesStayPartial(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(8, 9))
+	st := storage.NewMem()
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bulk strings.Builder
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, rng.IntN(100))
+	}
+	for range 4 * n {
+		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(n), rng.IntN(n))
+	}
+	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Open(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.snaps.SetIndexPath(false)
+	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
+	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roomy, err := Open(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []*query.Plan
+	for _, src := range []string{
+		`query q($name: String) { match { $p: Person { name: $name } } return { $p.age } }`,
+		`query q($name: String) { match { $p: Person { name: $name }  $p knows{1,2} $f } return { count($f) as c } }`,
+		`query q($name: String) { match { $p: Person  $p.age = 31 } return { count($p) as c } }`,
+	} {
+		f, err := query.Compile(g.catalog0(t), "q.gq", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := f.Query("q")
+		plans = append(plans, p)
+	}
+	const reads = 30
+	for i := range reads {
+		p := plans[i%len(plans)]
+		params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(n))}
+		want, _, err := full.Query(ctx, Target{}, p, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []*Graph{small, roomy} {
+			got, _, err := h.Query(ctx, Target{}, p, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Rows, want.Rows) {
+				t.Fatalf("read %d: rows %v, want %v", i, got.Rows, want.Rows)
+			}
+		}
+	}
+	if got := small.partialReads.Load(); got != reads {
+		t.Fatalf("small-budget handle: %d of %d reads partial, want all", got, reads)
+	}
+	if got := roomy.partialReads.Load(); got >= reads {
+		t.Fatalf("default-budget handle: %d of %d reads partial, want a switch to images", got, reads)
+	}
+}
