@@ -134,6 +134,8 @@ func (s *colSum) add(arr arrow.Array) error {
 		}
 		s.data = crc32.Update(s.data, castagnoli, buf)
 		s.scratch = buf[:0]
+	case *array.Dictionary:
+		return s.addDict(a)
 	case *array.String:
 		s.addBinary(a, a.ValueOffsets(), a.ValueBytes())
 	case *array.Binary:
@@ -269,4 +271,41 @@ func recordChecksums(rec arrow.RecordBatch) ([]uint32, error) {
 		out[i] = s.sum()
 	}
 	return out, nil
+}
+
+// addDict feeds a dictionary-encoded String or Binary column exactly as its
+// decoded values would be fed: each valid row's entry length and bytes.
+func (s *colSum) addDict(a *array.Dictionary) error {
+	type varWidth interface {
+		ValueOffsets() []int32
+		ValueBytes() []byte
+	}
+	vals, ok := a.Dictionary().(varWidth)
+	if !ok {
+		return fmt.Errorf("%w: no content checksum for dictionary of %v", ErrSchema, a.Dictionary().DataType())
+	}
+	offs, data := vals.ValueOffsets(), vals.ValueBytes()
+	var base int32
+	if len(offs) > 0 {
+		base = offs[0]
+	}
+	n := a.Len()
+	buf := s.scratch[:0]
+	for i := 0; i < n; i++ {
+		if a.IsValid(i) {
+			k := a.GetValueIndex(i)
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[k+1]-offs[k]))
+		}
+	}
+	s.lengths = crc32.Update(s.lengths, castagnoli, buf)
+	buf = buf[:0]
+	for i := 0; i < n; i++ {
+		if a.IsValid(i) {
+			k := a.GetValueIndex(i)
+			buf = append(buf, data[offs[k]-base:offs[k+1]-base]...)
+		}
+	}
+	s.data = crc32.Update(s.data, castagnoli, buf)
+	s.scratch = buf[:0]
+	return nil
 }
