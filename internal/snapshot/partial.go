@@ -50,6 +50,9 @@ type partialPlan struct {
 	// scan is the plan's one unanchored scan, read by a table scan
 	// (scan.go); nil when every scan is anchored.
 	scan *query.Scan
+	// known: node rows already located by a filtered scan (scan.go), by
+	// type and id, so building them needs no index probe.
+	known map[string]map[string]table.RowLoc
 }
 
 // partialBeforeImages is how many reads a loader answers from partial
@@ -62,12 +65,16 @@ const partialBeforeImages = 8
 // whole tables are cheaper than per-row index probes.
 const maxPartialNodes = 4096
 
-// Partial returns the partial snapshot of read plan over s: exactly the
-// rows the plan can touch, or ok false when the plan is not anchored (every
-// scan pinned by a key or id equality with a constant, only matching,
-// filtering, projection, aggregation, ordering and limits), a table it
-// needs already has a decoded image (the warm path is faster), or it would
-// gather too many rows. params are the caller's raw parameters.
+// Partial returns the partial snapshot of read plan over s: the rows the
+// plan can touch, or ok false when the plan cannot be bounded so (only
+// matching, filtering, projection, aggregation, ordering and limits; every
+// scan pinned by a key or id equality with a constant, or by pushed-down
+// filters that keep at most maxPartialNodes rows, or the plan's only scan
+// with no traversal, read by a streaming table scan — scan.go), when a
+// table it needs already has a decoded image (the warm path is faster) or
+// the handle has served partialBeforeImages reads — unless an image would
+// not fit half the cache budget — or when it would gather too many rows.
+// params are the caller's raw parameters.
 func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, bool, error) {
 	if s.l.noIndexPath || plan == nil || plan.Read == nil {
 		return nil, false, nil
@@ -259,11 +266,13 @@ func (pp *partialPlan) gather(ctx context.Context, op query.Op) (bool, error) {
 		if !ok {
 			// One scan and no traversal: a table scan reads what its
 			// filters keep (scan.go).
-			if pp.scans != 1 || pp.traversal {
-				return false, nil
+			if pp.scans == 1 && !pp.traversal {
+				pp.scan = o
+				return true, nil
 			}
-			pp.scan = o
-			return true, nil
+			// Otherwise the scan's filters must pin few enough nodes to
+			// start traversals from.
+			return pp.filteredAnchors(ctx, o)
 		}
 		if id != "" {
 			pp.vars[o.Var].ids[id] = true
@@ -505,12 +514,33 @@ func (pp *partialPlan) nodeRows(ctx context.Context, nt *schema.NodeType, set ma
 		return nil, err
 	}
 	idList := make([]string, 0, len(set))
+	var locs []table.RowLoc
+	known := pp.known[nt.Name]
 	for id := range set {
-		idList = append(idList, id)
+		if l, ok := known[id]; ok {
+			locs = append(locs, l)
+		} else {
+			idList = append(idList, id)
+		}
 	}
-	locs, err := pp.snap.l.tr.Locate(ctx, st, idList)
-	if err != nil {
-		return nil, err
+	if len(idList) > 0 {
+		found, err := pp.snap.l.tr.Locate(ctx, st, idList)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, found...)
+	}
+	if len(known) > 0 {
+		pos := map[string]int{}
+		for i, f := range st.Fragments() {
+			pos[f.Key] = i
+		}
+		slices.SortFunc(locs, func(a, b table.RowLoc) int {
+			if pa, pb := pos[a.Fragment], pos[b.Fragment]; pa != pb {
+				return pa - pb
+			}
+			return int(a.Offset - b.Offset)
+		})
 	}
 	cols := propsToRead(st, nt.Props, want)
 	for _, p := range nt.Props {

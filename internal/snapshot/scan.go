@@ -26,6 +26,55 @@ import (
 // (e.g. `count($p)`), they are not read either: the partial table holds
 // unique placeholders.
 
+// filteredAnchors gathers the candidates of an unanchored scan in a plan
+// with traversals: the live rows passing the filters the table scan
+// applies, read with the id column only and their row locations kept for
+// build. ok is false when no filter is pushed down or more than
+// maxPartialNodes rows pass (then whole tables are cheaper). Candidates
+// failing a filter left to eval are harmless: eval re-applies every filter
+// of the scan, and every row passing them all is a candidate.
+func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool, error) {
+	nt, found := pp.snap.cat.Node(o.Type)
+	if !found {
+		return false, nil
+	}
+	st, err := pp.snap.State(ctx, NodeKey(nt.Name))
+	if err != nil {
+		return false, err
+	}
+	filters := pp.tableFilters(st.Schema(), o)
+	if len(filters) == 0 {
+		return false, nil
+	}
+	sc, err := pp.snap.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{table.KeyColumn}, Filters: filters, RowOffsets: true})
+	if err != nil {
+		return false, err
+	}
+	defer sc.Close()
+	ids := pp.vars[o.Var].ids
+	if pp.known == nil {
+		pp.known = map[string]map[string]table.RowLoc{}
+	}
+	known := pp.known[nt.Name]
+	if known == nil {
+		known = map[string]table.RowLoc{}
+		pp.known[nt.Name] = known
+	}
+	for sc.Next() {
+		rec, offs := sc.Record(), sc.Offsets()
+		arr := rec.Column(0)
+		for i := range int(rec.NumRows()) {
+			id := table.Value(arr, i).(string)
+			ids[id] = true
+			known[id] = table.RowLoc{ID: id, Fragment: sc.Fragment(), Offset: offs[i]}
+		}
+		if len(ids) > maxPartialNodes {
+			return false, nil
+		}
+	}
+	return true, sc.Err()
+}
+
 // scanRows reads the live rows of nt that pass the pushed-down filters of
 // scan o, in storage order, with the wanted properties; realIDs false
 // fills IDs with placeholders.
