@@ -53,6 +53,8 @@ type partialPlan struct {
 	// known: node rows already located by a filtered scan (scan.go), by
 	// type and id, so building them needs no index probe.
 	known map[string]map[string]table.RowLoc
+	// root is the plan's read tree; build may replace it (scanOnly).
+	root query.Op
 }
 
 // partialBeforeImages is how many reads a loader answers from partial
@@ -74,44 +76,52 @@ const maxPartialNodes = 4096
 // table it needs already has a decoded image (the warm path is faster) or
 // the handle has served partialBeforeImages reads — unless an image would
 // not fit half the cache budget — or when it would gather too many rows.
-// params are the caller's raw parameters.
-func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, bool, error) {
+// params are the caller's raw parameters. The returned plan is the one to
+// run on the partial snapshot: plan itself, or a copy without the filters
+// the partial snapshot's rows already satisfy (scan.go).
+func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, *query.Plan, bool, error) {
 	if s.l.noIndexPath || plan == nil || plan.Read == nil {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	// A handle serving many reads decodes images (the warm path), unless
 	// an image would not fit the cache budget: then every read stays on
 	// the rows it touches, and memory on the budget.
 	oversized, err := s.oversized(ctx, plan.Reads)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if !oversized && s.l.partials.Load() >= partialBeforeImages {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	pp := &partialPlan{snap: s, params: map[string]any{}, vars: map[string]*partialVar{},
-		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}, idRead: map[string]bool{}}
+		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}, idRead: map[string]bool{},
+		root: plan.Read}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
 		if err != nil {
-			return nil, false, nil // RunRead reports it
+			return nil, nil, false, nil // RunRead reports it
 		}
 		pp.params[ps.Name] = v
 	}
 	if !pp.shape(plan.Read) || !oversized && !pp.cold() {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	ok, err := pp.gather(ctx, plan.Read)
 	if err != nil || !ok {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	ms, err := pp.build(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	s.l.partials.Add(1)
-	return ms, true, nil
+	if pp.root != plan.Read {
+		p := *plan
+		p.Read = pp.root
+		plan = &p
+	}
+	return ms, plan, true, nil
 }
 
 // shape checks the plan's operators and records variables and the
@@ -467,12 +477,12 @@ func (pp *partialPlan) build(ctx context.Context) (*Mem, error) {
 	}
 	if o := pp.scan; o != nil {
 		// The plan's only variable (no traversal, one scan).
-		nt, _ := pp.snap.cat.Node(o.Type)
-		t, err := pp.scanRows(ctx, nt, o, props[o.Type], pp.idRead[o.Var])
+		t, root, err := pp.scanOnly(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		ms.NodeT[nt.Name] = t
+		ms.NodeT[t.Type.Name] = t
+		pp.root = root
 		return ms, nil
 	}
 	for typ, set := range ids {

@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -42,7 +44,7 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 	if err != nil {
 		return false, err
 	}
-	filters := pp.tableFilters(st.Schema(), o)
+	filters, _ := pp.tableFilters(st.Schema(), o)
 	if len(filters) == 0 {
 		return false, nil
 	}
@@ -75,15 +77,88 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 	return true, sc.Err()
 }
 
-// scanRows reads the live rows of nt that pass the pushed-down filters of
-// scan o, in storage order, with the wanted properties; realIDs false
-// fills IDs with placeholders.
-func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, o *query.Scan, want map[string]bool, realIDs bool) (*NodeTable, error) {
+// scanOnly builds the table of the plan's only scan o (no traversal): the
+// live rows passing its pushed-down filters, with the properties the rest
+// of the plan names. The filters the table scan applied are dropped from
+// the returned plan (they hold for every row read), so their columns are
+// not read unless something else names them.
+func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*NodeTable, query.Op, error) {
+	nt, _ := pp.snap.cat.Node(o.Type)
 	st, err := pp.snap.State(ctx, NodeKey(nt.Name))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	filters := pp.tableFilters(st.Schema(), o)
+	filters, pushed := pp.tableFilters(st.Schema(), o)
+	root := pp.root
+	if len(pushed) > 0 {
+		rest := *o
+		rest.Filters = nil
+		for i, f := range o.Filters {
+			if !slices.Contains(pushed, i) {
+				rest.Filters = append(rest.Filters, f)
+			}
+		}
+		if r := replaceScan(pp.root, o, &rest); r != nil {
+			root = r
+		}
+	}
+	// The properties and ids the plan still reads.
+	need := &partialPlan{vars: map[string]*partialVar{}, edgeRows: map[string]bool{}, idRead: map[string]bool{}}
+	if !need.shape(root) || need.vars[o.Var] == nil {
+		return nil, nil, fmt.Errorf("snapshot: rewritten scan plan lost its shape")
+	}
+	t, err := pp.scanRows(ctx, nt, st, filters, need.vars[o.Var].props, need.idRead[o.Var])
+	return t, root, err
+}
+
+// replaceScan returns a copy of the operators from root down to old with
+// old replaced by repl, or nil when the path holds an operator a single-scan
+// plan cannot have.
+func replaceScan(root query.Op, old, repl *query.Scan) query.Op {
+	switch o := root.(type) {
+	case *query.Scan:
+		if o == old {
+			return repl
+		}
+		return nil
+	case *query.Filter:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Project:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Aggregate:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Sort:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Limit:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	}
+	return nil
+}
+
+// scanRows reads the live rows of nt (state st) that pass filters, in
+// storage order, with the wanted properties; realIDs false fills IDs with
+// placeholders.
+func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *table.State, filters []table.Filter, want map[string]bool, realIDs bool) (*NodeTable, error) {
 	cols := propsToRead(st, nt.Props, want)
 	var read []string
 	if realIDs {
@@ -170,10 +245,10 @@ func placeholderIDs(n int) []string {
 
 // tableFilters translates the scan's comparisons of one of its variable's
 // stored scalar columns (or its id) with a constant into table filters the
-// table scan applies exactly as eval would (§5.4: a null never compares).
-// Filters it cannot translate are simply not pushed down.
-func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) []table.Filter {
-	var out []table.Filter
+// table scan applies exactly as eval would (§5.4: a null never compares);
+// pushed are the indices in o.Filters of the translated ones. Filters it
+// cannot translate are simply not pushed down.
+func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) (out []table.Filter, pushed []int) {
 	for i := range o.Filters {
 		p := &o.Filters[i]
 		if p.Func != "" {
@@ -211,9 +286,10 @@ func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) []table.Fil
 		f := table.Filter{Column: col, Op: top, Value: c}
 		if table.ValidFilter(sch, f) {
 			out = append(out, f)
+			pushed = append(pushed, i)
 		}
 	}
-	return out
+	return out, pushed
 }
 
 func isConstOperand(o query.Operand) bool {

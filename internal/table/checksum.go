@@ -290,20 +290,26 @@ func (s *colSum) addDict(a *array.Dictionary) error {
 		base = offs[0]
 	}
 	n := a.Len()
-	buf := s.scratch[:0]
+	idx := make([]int32, 0, n) // entry of every valid row
+	raw, fast := a.Indices().(*array.Int32)
 	for i := 0; i < n; i++ {
-		if a.IsValid(i) {
-			k := a.GetValueIndex(i)
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[k+1]-offs[k]))
+		if !a.IsValid(i) {
+			continue
 		}
+		if fast {
+			idx = append(idx, raw.Value(i))
+		} else {
+			idx = append(idx, int32(a.GetValueIndex(i)))
+		}
+	}
+	buf := s.scratch[:0]
+	for _, k := range idx {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[k+1]-offs[k]))
 	}
 	s.lengths = crc32.Update(s.lengths, castagnoli, buf)
 	buf = buf[:0]
-	for i := 0; i < n; i++ {
-		if a.IsValid(i) {
-			k := a.GetValueIndex(i)
-			buf = append(buf, data[offs[k]-base:offs[k+1]-base]...)
-		}
+	for _, k := range idx {
+		buf = append(buf, data[offs[k]-base:offs[k+1]-base]...)
 	}
 	s.data = crc32.Update(s.data, castagnoli, buf)
 	s.scratch = buf[:0]

@@ -41,9 +41,9 @@ type ScanStats struct {
 	RowGroups       int // row groups in the fragments that were opened
 	RowGroupsPruned int // skipped using Parquet footer statistics or deletions
 	RowsRead        int64
-	// DictColumns counts, per fragment opened, the filter-only String/Enum
-	// columns decoded as dictionary indices instead of strings.
-	DictColumns int
+	// DictBatches counts the batches of filter-only String/Enum columns
+	// that were decoded as dictionary indices instead of strings.
+	DictBatches int
 }
 
 // Scanner iterates over the records of a scan. Records never span fragments.
@@ -368,7 +368,6 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		c.close()
 		return nil, err
 	}
-	sc.stats.DictColumns += len(c.dict)
 	if err := sc.checkFile(c, pf); err != nil {
 		c.close()
 		return nil, err
@@ -715,6 +714,7 @@ func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch
 				return nil, corrupt(sc.cur.frag.Key, -1, fmt.Sprintf("column %q decoded as a dictionary", c.Name), nil)
 			}
 			a.Retain() // a filter-only column: evaluated as it is (compiledFilter.evalDict)
+			sc.stats.DictBatches++
 			return a, nil
 		}
 		return fromFileArray(sc.mem, sc.cur.frag.Key, c, a)
