@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,5 +275,36 @@ func TestDailyCLIFindings(t *testing.T) {
 				t.Fatalf("exit %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", r.code, tc.code, r.stdout, tc.stdout, r.stderr, tc.stderr)
 			}
 		})
+	}
+}
+
+// TestHistoryText (issue 18): text `snapshot` names its commit, and
+// `commit list` marks each commit's kind and a merge's second parent.
+func TestHistoryText(t *testing.T) {
+	dir := newSocialGraph(t)
+	mustRun(t, "branch", "create", "f", "--uri", dir, "--json", "--quiet")
+	add := func(branch, name string) {
+		t.Helper()
+		mustRun(t, "mutate", "-e", `query m($n: String) { insert Person { name: $n } }`, "--params", fmt.Sprintf(`{"n":%q}`, name), "--store", dir, "--branch", branch, "--json", "--quiet")
+	}
+	add("f", "Zed")
+	add("main", "Ann")
+	mustRun(t, "branch", "merge", "f", "--uri", dir, "--json", "--quiet")
+	head := strings.TrimSuffix(strings.TrimPrefix(headCommitFile(t, dir, "main"), "commits/"), ".json")
+	if r := runBin(t, "snapshot", dir); r.code != 0 || !strings.Contains(r.stdout, "graph_commit_id: "+head+"\n") {
+		t.Fatalf("snapshot: exit %d\n%s", r.code, r.stdout)
+	}
+	r := runBin(t, "commit", "list", dir)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 5 {
+		t.Fatalf("commit list: exit %d\n%s", r.code, r.stdout)
+	}
+	if !strings.HasPrefix(lines[0], head) || !strings.Contains(lines[0], " merge ") || !strings.Contains(lines[0], "merged=") {
+		t.Errorf("merge line %q", lines[0])
+	}
+	for i, kind := range []string{"mutate", "mutate", "load", "init"} {
+		if !strings.Contains(lines[i+1], " "+kind+" ") || strings.Contains(lines[i+1], "merged=") {
+			t.Errorf("line %d %q: want kind %s", i+1, lines[i+1], kind)
+		}
 	}
 }

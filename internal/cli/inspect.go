@@ -45,6 +45,7 @@ func (a *app) newSnapshotCmd() *cobra.Command {
 				}{head.Branch, head.ID, head.ManifestVersion, omnigraph.FormatVersion, ds})
 			}
 			fmt.Fprintf(a.io.Out, "graph_branch: %s\n", head.Branch)
+			fmt.Fprintf(a.io.Out, "graph_commit_id: %s\n", head.ID)
 			fmt.Fprintf(a.io.Out, "graph_manifest_version: %d\n", head.ManifestVersion)
 			fmt.Fprintf(a.io.Out, "internal_schema_version: %d\n", omnigraph.FormatVersion)
 			for _, d := range ds {
@@ -178,8 +179,16 @@ func (a *app) printCommitLine(c omnigraph.CommitInfo) {
 	if parent == "" {
 		parent = "-"
 	}
-	fmt.Fprintf(a.io.Out, "%s  v%d  %s  actor=%s  parent=%s\n", c.ID, c.ManifestVersion,
-		c.CreatedAt.UTC().Format(time.RFC3339), actor, parent)
+	kind := c.Kind
+	if kind == "" {
+		kind = "-"
+	}
+	merge := ""
+	if c.MergedParent != "" {
+		merge = "  merged=" + c.MergedParent
+	}
+	fmt.Fprintf(a.io.Out, "%s  v%d  %s  %-11s  actor=%s  parent=%s%s\n", c.ID, c.ManifestVersion,
+		c.CreatedAt.UTC().Format(time.RFC3339), kind, actor, parent, merge)
 }
 
 func (a *app) newSchemaCmd() *cobra.Command {
