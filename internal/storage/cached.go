@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 )
@@ -231,7 +230,7 @@ func (c *Cached) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, erro
 		}
 		return bytesReadAt{bytes.NewReader(data)}, nil
 	}
-	return &cachedRangeReader{ctx: ctx, c: c, key: key, size: info.Size}, nil
+	return &rangeReader{ctx: ctx, s: c, key: key, size: info.Size}, nil // each range through the cache
 }
 
 // OpenReadAtSize implements SizedReadAtOpener: as OpenReadAt without the
@@ -255,35 +254,6 @@ func (c *Cached) OpenReadAtSize(ctx context.Context, key string, size int64) (Re
 		}
 		return bytesReadAt{bytes.NewReader(data)}, nil
 	}
-	return &cachedRangeReader{ctx: ctx, c: c, key: key, size: size}, nil
+	return &rangeReader{ctx: ctx, s: c, key: key, size: size}, nil // each range through the cache
 }
 
-// cachedRangeReader serves each ReadAt with one (cached) GetRange.
-type cachedRangeReader struct {
-	ctx  context.Context
-	c    *Cached
-	key  string
-	size int64
-}
-
-func (r *cachedRangeReader) Size() int64  { return r.size }
-func (r *cachedRangeReader) Close() error { return nil }
-
-func (r *cachedRangeReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, &Error{Op: OpGetRange, Key: r.key, Err: &RangeError{Off: off, Length: int64(len(p))}}
-	}
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	want := min(int64(len(p)), r.size-off)
-	b, err := r.c.GetRange(r.ctx, r.key, off, want)
-	if err != nil {
-		return 0, err
-	}
-	n := copy(p, b)
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
