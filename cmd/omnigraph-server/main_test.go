@@ -18,27 +18,13 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
-const schema = `
-node Person { name: String @key  age: I32? }
-node Company { name: String @key }
-edge Knows: Person -> Person { since: Date? }
-edge WorksAt: Person -> Company
-`
-
-const data = `{"type":"Person","data":{"name":"Alice","age":30}}
-{"type":"Person","data":{"name":"Bob","age":25}}
-{"type":"Person","data":{"name":"Carol","age":41}}
-{"type":"Person","data":{"name":"Dave","age":19}}
-{"type":"Company","data":{"name":"Acme"}}
-{"type":"Company","data":{"name":"Globex"}}
-{"edge":"Knows","from":"Alice","to":"Bob"}
-{"edge":"Knows","from":"Bob","to":"Carol"}
-{"edge":"Knows","from":"Carol","to":"Dave"}
-{"edge":"WorksAt","from":"Alice","to":"Acme"}
-{"edge":"WorksAt","from":"Bob","to":"Globex"}
-`
+const (
+	schema = fixture.SocialSchema
+	data   = fixture.SocialData
+)
 
 var (
 	buildOnce sync.Once

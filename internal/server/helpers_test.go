@@ -14,27 +14,13 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
-const testSchema = `
-node Person { name: String @key  age: I32? }
-node Company { name: String @key }
-edge Knows: Person -> Person { since: Date? }
-edge WorksAt: Person -> Company
-`
-
-const testData = `{"type":"Person","data":{"name":"Alice","age":30}}
-{"type":"Person","data":{"name":"Bob","age":25}}
-{"type":"Person","data":{"name":"Carol","age":41}}
-{"type":"Person","data":{"name":"Dave","age":19}}
-{"type":"Company","data":{"name":"Acme"}}
-{"type":"Company","data":{"name":"Globex"}}
-{"edge":"Knows","from":"Alice","to":"Bob"}
-{"edge":"Knows","from":"Bob","to":"Carol"}
-{"edge":"Knows","from":"Carol","to":"Dave"}
-{"edge":"WorksAt","from":"Alice","to":"Acme"}
-{"edge":"WorksAt","from":"Bob","to":"Globex"}
-`
+const (
+	testSchema = fixture.SocialSchema
+	testData   = fixture.SocialData
+)
 
 const (
 	findPerson = `query find($name: String) { match { $p: Person { name: $name } } return { $p.name, $p.age } }`
