@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/opconfig"
+	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -92,7 +93,7 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 	if err != nil {
 		var se *SilentError
 		if !errors.As(err, &se) {
-			fmt.Fprintf(stdio.Err, "error: %v\n", friendlyUsage(err))
+			fmt.Fprintf(stdio.Err, "error: %v%s\n", friendlyUsage(err), sourcePosition(err))
 			var ue *UsageError
 			if errors.As(err, &ue) {
 				path := "omnigraph"
@@ -104,6 +105,17 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 		}
 	}
 	return code
+}
+
+// sourcePosition locates a .gq compile error whose text does not already
+// (type errors: their text is part of the reference contract, so the
+// position is added here, where only people read it).
+func sourcePosition(err error) string {
+	var qe *query.Error
+	if !errors.As(err, &qe) || qe.Line <= 0 || strings.Contains(err.Error(), fmt.Sprintf(" at %d:%d", qe.Line, qe.Col)) {
+		return ""
+	}
+	return fmt.Sprintf(" (at line %d, column %d)", qe.Line, qe.Col)
 }
 
 // requiredFlags matches cobra's message for missing required flags.

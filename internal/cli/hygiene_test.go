@@ -267,6 +267,8 @@ func TestDailyCLIFindings(t *testing.T) {
 		{"missing --mode", "", []string{"load", "--data", "x.jsonl", dir}, 2, "", "--mode is required\nRun 'omnigraph load --help' for usage."},
 		{"empty query", "", []string{"query", "-e", "", "--store", dir}, 2, "", "must not be empty"},
 		{"several queries, no name", "", []string{"query", "--query", q, "--store", dir}, 1, "", "multiple queries"},
+		{"type error located", "query q() {\n  match { $p: Person }\n  return { $p.nme }\n}\n",
+			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme` (at line 3, column 15)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
