@@ -267,6 +267,10 @@ func TestDailyCLIFindings(t *testing.T) {
 		{"missing --mode", "", []string{"load", "--data", "x.jsonl", dir}, 2, "", "--mode is required\nRun 'omnigraph load --help' for usage."},
 		{"empty query", "", []string{"query", "-e", "", "--store", dir}, 2, "", "must not be empty"},
 		{"several queries, no name", "", []string{"query", "--query", q, "--store", dir}, 1, "", "multiple queries"},
+		{"misspelt parameter", "", []string{"query", "get_person", "--query", q, "--params", `{"nme":"Alice"}`, "--store", dir}, 1, "",
+			"parameter 'name' not provided (the query does not declare 'nme')"},
+		{"misspelt mutation parameter", "", []string{"mutate", "-e", `query m($n: String) { insert Person { name: $n } }`, "--params", `{"nn":"Zed"}`, "--store", dir, "--quiet"}, 1, "",
+			"parameter 'n' not provided (the query does not declare 'nn')"},
 		{"type error located", "query q() {\n  match { $p: Person }\n  return { $p.nme }\n}\n",
 			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme` (at line 3, column 15)"},
 	}

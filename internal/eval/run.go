@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
@@ -90,7 +91,9 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
 		if err != nil {
-			return nil, err
+			return nil, value.UndeclaredHint(err, params, func(k string) bool {
+				return slices.ContainsFunc(plan.Params, func(p query.ParamSpec) bool { return p.Name == k })
+			})
 		}
 		r.params[ps.Name] = v
 	}

@@ -41,7 +41,7 @@ func (m *mutValues) eval(o query.Operand, name string, t schema.Type) (any, erro
 		}
 		v, err := value.ConvertParam(o.Param, decl, raw, present)
 		if err != nil {
-			return nil, err
+			return nil, value.UndeclaredHint(err, m.params, func(k string) bool { _, ok := m.specs[k]; return ok })
 		}
 		return value.Coerce(name, t, v)
 	case query.OpdNow:
