@@ -314,3 +314,27 @@ func TestHistoryText(t *testing.T) {
 		}
 	}
 }
+
+// TestLintShowsEveryError (issue 18): lint lists every error of every
+// query with its position, nothing behind "(and N more errors)".
+func TestLintShowsEveryError(t *testing.T) {
+	dir := newSocialGraph(t)
+	q := writeFile(t, t.TempDir(), "q.gq", "query a() { match { $p: Person } return { $p.name } }\n"+
+		"query b() { match { $p: Persn } return { $p.name } }\n"+
+		"query c() { match { $p: Person } return { $p.agee, $p.x } }\n")
+	r := runBin(t, "lint", "--query", q, "--store", dir)
+	for _, want := range []string{
+		"ok     a (read)",
+		"unknown node type `Persn` (at line 2, column 25)",
+		"has no property `agee` (at line 3, column 46)",
+		"has no property `x` (at line 3, column 55)",
+		": 3 queries, 2 errors (3 diagnostics), 0 warnings",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lint output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != 1 || strings.Contains(r.stdout, "more error") {
+		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}

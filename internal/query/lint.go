@@ -29,6 +29,9 @@ type LintResult struct {
 	Warnings  []string       `json:"warnings,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	Operation *LintOperation `json:"operation,omitempty"`
+	// Diagnostics holds every error of a failed query with its position
+	// (Error, the JSON contract, summarises them in one string).
+	Diagnostics []*Error `json:"-"`
 }
 
 // LintOperation describes what a valid query returns, reads and writes.
@@ -145,6 +148,7 @@ func Lint(cat *schema.Catalog, schemaSource, queryPath, src string) *LintReport 
 		plan, errs := checkQuery(cat, queryPath, src, q)
 		if len(errs) > 0 {
 			res.Status = "error"
+			res.Diagnostics = errs
 			res.Error = errs[0].Error()
 			if len(errs) > 1 {
 				res.Error = fmt.Sprintf("%s (and %d more errors)", res.Error, len(errs)-1)
