@@ -256,4 +256,3 @@ func (c *Cached) OpenReadAtSize(ctx context.Context, key string, size int64) (Re
 	}
 	return &rangeReader{ctx: ctx, s: c, key: key, size: size}, nil // each range through the cache
 }
-
