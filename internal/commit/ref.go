@@ -130,7 +130,10 @@ func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error
 	memo, _ := ctx.Value(headMemoKey{}).(*headMemo)
 	h, ok := memo.take(branch)
 	if !ok {
-		r.prefetchHinted(ctx, branch)
+		wait := r.prefetchHinted(ctx, branch)
+		// Resolve returns only after the prefetch has finished, so what a
+		// Resolve costs is the same whenever it is counted.
+		defer wait()
 		var err error
 		if h, err = r.Head(ctx, branch); err != nil {
 			return Head{}, nil, err
@@ -149,16 +152,22 @@ func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error
 // that commit side by side, and when the ref still names it (the common
 // case) the commit load it joins is already under way. When the branch has
 // moved the prefetched commit is one wasted GET of an immutable object.
-func (r *Repo) prefetchHinted(ctx context.Context, branch string) {
+// The returned func waits for the prefetch to end.
+func (r *Repo) prefetchHinted(ctx context.Context, branch string) (wait func()) {
 	v, ok := r.hints.Load(branch)
 	if !ok {
-		return
+		return func() {}
 	}
 	id := v.(ID)
 	if _, cached := r.cache.Get(CommitKey(id)); cached {
-		return
+		return func() {}
 	}
-	go func() { _, _ = r.Commit(ctx, id) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = r.Commit(ctx, id)
+	}()
+	return func() { <-done }
 }
 
 // Branches lists live branches: "main" first, the rest in ascending order.
