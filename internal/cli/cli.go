@@ -93,7 +93,7 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 	if err != nil {
 		var se *SilentError
 		if !errors.As(err, &se) {
-			fmt.Fprintf(stdio.Err, "error: %v%s\n", friendlyUsage(err), sourcePosition(err))
+			fmt.Fprintf(stdio.Err, "error: %v%s%s\n", friendlyUsage(err), sourcePosition(err), suggestCommand(root, err))
 			var ue *UsageError
 			if errors.As(err, &ue) {
 				path := "omnigraph"
@@ -118,8 +118,35 @@ func sourcePosition(err error) string {
 	return fmt.Sprintf(" (at line %d, column %d)", qe.Line, qe.Col)
 }
 
-// requiredFlags matches cobra's message for missing required flags.
-var requiredFlags = regexp.MustCompile(`^required flag\(s\) (.*) not set$`)
+// requiredFlags and exclusiveFlags match cobra's messages for missing
+// required flags and for mutually exclusive flags given together;
+// unknownCommand its message for an unknown subcommand.
+var (
+	requiredFlags  = regexp.MustCompile(`^required flag\(s\) (.*) not set$`)
+	exclusiveFlags = regexp.MustCompile(`^if any flags in the group \[([^\]]*)\] are set none of the others can be`)
+	unknownCommand = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+)
+
+// suggestCommand adds "did you mean …?" to an unknown-command error.
+func suggestCommand(root *cobra.Command, err error) string {
+	m := unknownCommand.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	parent := root
+	if fields := strings.Fields(m[2]); len(fields) > 1 {
+		if c, _, ferr := root.Find(fields[1:]); ferr == nil {
+			parent = c
+		}
+	}
+	if parent.SuggestionsMinimumDistance <= 0 {
+		parent.SuggestionsMinimumDistance = 2
+	}
+	if s := parent.SuggestionsFor(m[1]); len(s) > 0 {
+		return fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+	}
+	return ""
+}
 
 // friendlyUsage rewrites cobra's terse usage messages into ones that name
 // the fix; other errors pass unchanged.
@@ -127,6 +154,13 @@ func friendlyUsage(err error) error {
 	var ue *UsageError
 	if !errors.As(err, &ue) {
 		return err
+	}
+	if m := exclusiveFlags.FindStringSubmatch(ue.Err.Error()); m != nil {
+		var names []string
+		for _, n := range strings.Fields(m[1]) {
+			names = append(names, "--"+n)
+		}
+		return fmt.Errorf("%s cannot be used together: give one of them", strings.Join(names, " and "))
 	}
 	if m := requiredFlags.FindStringSubmatch(ue.Err.Error()); m != nil {
 		var names []string
