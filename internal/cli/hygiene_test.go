@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -340,5 +342,33 @@ func TestLintShowsEveryError(t *testing.T) {
 	}
 	if r.code != 1 || strings.Contains(r.stdout, "more error") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestLoadProgress (issue 18): on a terminal, loading a file shows its
+// bytes against the file's size, and the bar is cleared before the result
+// line (which is never printed onto it).
+func TestLoadProgress(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "g.omni")
+	mustRun(t, "init", "--schema", filepath.Join(exampleDir, "schema.pg"), dir, "--json")
+	var b strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d}}`+"\n", i, i%90)
+	}
+	data := writeFile(t, t.TempDir(), "big.jsonl", b.String())
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"load", "--data", data, "--mode", "append", dir, "--quiet"},
+		&IO{In: strings.NewReader(""), Out: &out, Err: &errb, StderrTTY: true})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "loading") || !strings.Contains(errb.String(), "% |") || !strings.Contains(errb.String(), "/1.5 MB") {
+		t.Errorf("no byte progress with a percentage on stderr: %q", errb.String())
+	}
+	if strings.Contains(errb.String(), "records/s") {
+		t.Errorf("a file load shows a records rate: %q", errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "loaded ") {
+		t.Errorf("result line %q", out.String())
 	}
 }

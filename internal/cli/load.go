@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/schollz/progressbar/v3"
@@ -76,6 +77,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 		}
 	}
 	var fh io.Reader = a.io.In
+	size := int64(-1) // input bytes, when known (a regular file)
 	if o.data != "-" {
 		f, err := os.Open(o.data)
 		if err != nil {
@@ -83,6 +85,9 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 		}
 		defer f.Close()
 		fh = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
 	}
 	g, err := a.openGraph(cmd.Context(), uri)
 	if err != nil {
@@ -90,22 +95,35 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 	}
 	a.echoTarget("load", uri)
 	var progress func(int64)
+	stopBar := func() {}
 	if a.io.StderrTTY && !o.json {
-		bar := progressbar.NewOptions64(-1,
+		// A file of known size shows bytes read against its size (a
+		// percentage and an ETA); standard input shows records loaded.
+		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(a.io.Err),
 			progressbar.OptionSetDescription("loading"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString("records"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(100_000_000),
+			progressbar.OptionThrottle(200 * time.Millisecond),
 			progressbar.OptionClearOnFinish(),
-		)
-		defer bar.Finish()
-		progress = func(n int64) { _ = bar.Set64(n) }
+		}
+		if size >= 0 {
+			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true))
+			bar := progressbar.NewOptions64(size, opts...)
+			// Counted as the loader consumes them (after the read-ahead
+			// buffer), so the rate is the load's, not the disk's.
+			fh = &countingReader{r: bufio.NewReaderSize(fh, 1<<20), add: func(n int) { _ = bar.Add(n) }}
+			stopBar = func() { _ = bar.Finish() }
+		} else {
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetItsString("records"))
+			bar := progressbar.NewOptions64(-1, opts...)
+			progress = func(n int64) { _ = bar.Set64(n) }
+			stopBar = func() { _ = bar.Finish() }
+		}
 	}
 	res, err := g.Load(cmd.Context(), bufio.NewReaderSize(fh, 1<<20), omnigraph.LoadOptions{
 		Branch: o.branch, From: o.from, Mode: mode, Actor: a.g.as, Progress: progress,
 	})
+	// The bar is cleared before anything else is printed.
+	stopBar()
 	if err != nil {
 		return err
 	}
@@ -137,4 +155,19 @@ func sortedCounts(m map[string]int64) []loadCount {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// countingReader reports the bytes read through it (the load progress bar
+// of a file of known size).
+type countingReader struct {
+	r   io.Reader
+	add func(int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.add(n)
+	}
+	return n, err
 }
