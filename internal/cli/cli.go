@@ -160,7 +160,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
-		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(),
+		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(), a.newChangesCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),

@@ -109,7 +109,7 @@ func (g *Graph) PlanSchema(ctx context.Context, desired string, o SchemaApplyOpt
 
 func (g *Graph) planAgainst(ctx context.Context, snap *snapshot.Snapshot, desired string, o SchemaApplyOptions) (*schema.Catalog, *schema.Plan, error) {
 	if _, id, err := schema.SplitIdentity(desired); err == nil && !id.IsZero() {
-		return nil, nil, &InputError{Msg: "the desired schema must not carry an omnigraph:identity trailer; pass the .pg as written"}
+		return nil, nil, &RequestError{Msg: "the desired schema must not carry an omnigraph:identity trailer; pass the .pg as written"}
 	}
 	cat, err := schema.Compile("schema.pg", desired)
 	if err != nil {

@@ -36,10 +36,10 @@ const (
 
 // Lint codes a plan may carry on an unsupported step.
 const (
-	CodeAddRequired  = "OG-MF-103"
-	CodeTypeChange   = "OG-MF-106"
-	tierValidated    = "validated"
-	tierDestructive  = "destructive"
+	CodeAddRequired = "OG-MF-103"
+	CodeTypeChange  = "OG-MF-106"
+	tierValidated   = "validated"
+	tierDestructive = "destructive"
 )
 
 // Step is one change of a plan. Which fields are set depends on Kind; the
