@@ -175,7 +175,7 @@ const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes,
-    schema show, optimize, cleanup, verify, repair
+    changes poll|baseline, schema show|plan|apply, optimize, cleanup, verify, repair
   served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
     snapshot, branch create|list|delete|merge, commit list|show, schema show,
     queries list, graphs list; query NAME without --query/-e runs a stored query

@@ -28,8 +28,8 @@ type Change struct {
 	// TypeID is the type's stable, opaque id: kept across renames, new for
 	// a type dropped and declared again (schema.Identity).
 	TypeID string
-	ID   string
-	Op   string // OpInsert, OpUpdate or OpDelete
+	ID     string
+	Op     string // OpInsert, OpUpdate or OpDelete
 	// Src and Dst are an edge's endpoints (of the after image, or of the
 	// before image for a delete); empty for nodes.
 	Src, Dst string

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // Per-commit change pages and the change feed (spec/engine.md §4.3–§4.4,
@@ -334,10 +335,24 @@ func (g *Graph) readableForChanges(ctx context.Context, c, p *commit.Commit) err
 	return nil
 }
 
+// gapOf turns an error reading commit c's changes into a gap when cleanup
+// reclaimed what they need: a reclaimed commit, or an object missing under
+// c or its parent while either carries cleanup's reclaim marker.
 func (g *Graph) gapOf(ctx context.Context, err error, c *commit.Commit) error {
 	var rec *CommitReclaimedError
 	if errors.As(err, &rec) {
 		return &ChangeFeedGapError{FirstUnreadable: c.ID.String()}
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		ids := []commit.ID{c.ID}
+		if p, ok := c.Parent(); ok {
+			ids = append(ids, p)
+		}
+		for _, id := range ids {
+			if ok, rerr := g.repo.Reclaimed(ctx, id); rerr == nil && ok {
+				return &ChangeFeedGapError{FirstUnreadable: c.ID.String()}
+			}
+		}
 	}
 	return err
 }
