@@ -62,6 +62,19 @@ func TestEvolveReadsOldFragments(t *testing.T) {
 			t.Errorf("filter %v: %v", c.f, rows)
 		}
 	}
+	// A filter-only string column (decoded as a dictionary where the file
+	// has one): absent from the old fragment, present in the new.
+	if rows, _ := scanAll(t, st, s1, ScanOptions{Columns: []string{"id"}, Filters: []Filter{{Column: "nick", Op: OpEq, Value: "Cy"}}}); fmt.Sprint(rows) != "[[c]]" {
+		t.Errorf("filter-only nick: %v", rows)
+	}
+	// Renamed filter-only string column: name -> who, read from the old file's "name".
+	s2, err := s0.Evolve(Schema{Columns: []Column{{Name: "id", Type: ColumnType{Kind: String}}, {Name: "who", Type: ColumnType{Kind: String}}}}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := scanAll(t, st, s2, ScanOptions{Columns: []string{"id"}, Filters: []Filter{{Column: "who", Op: OpEq, Value: "Bob"}}}); fmt.Sprint(rows) != "[[b]]" {
+		t.Errorf("filter-only renamed who: %v", rows)
+	}
 	// Refusals: a type change, a new required column.
 	if _, err := s0.Evolve(Schema{Columns: []Column{{Name: "id", Type: ColumnType{Kind: String}}, {Name: "age", Type: ColumnType{Kind: String, Nullable: true}}}}, []int{0, 2}); err == nil {
 		t.Error("type change accepted")
