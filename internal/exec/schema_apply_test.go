@@ -386,3 +386,23 @@ func TestPlanDeterministic(t *testing.T) {
 		t.Fatal("plan is not deterministic")
 	}
 }
+
+// TestApplyRenameSurvivesCleanup: a renamed type's new state names the
+// fragments written under its old table prefix; cleanup keeps them.
+func TestApplyRenameSurvivesCleanup(t *testing.T) {
+	h := fixtureBH(t)
+	if _, err := h.g.ApplySchema(h.ctx, evRenameAdd, SchemaApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.g.Cleanup(h.ctx, CleanupOptions{Keep: 1, Confirm: true, Grace: -1}); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := Open(h.ctx, h.st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := &bh{t: t, g: g2, st: h.st, qs: h.qs, ctx: h.ctx}
+	if got := h2.nodes(Target{}, "Human", "fullname"); len(got) != 4 || got[0] != "Alice=Alice" {
+		t.Fatalf("Human after cleanup = %v", got)
+	}
+}
