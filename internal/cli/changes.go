@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"encoding/base64"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/spf13/cobra"
@@ -75,7 +71,10 @@ type changeJSON struct {
 func toChangeJSON(c omnigraph.Change) changeJSON {
 	var out changeJSON
 	out.Kind, out.ID, out.Op = c.Kind, c.ID, c.Op
-	out.EntityType.ID = c.Kind + ":" + c.Type
+	out.EntityType.ID = c.TypeID
+	if out.EntityType.ID == "" {
+		out.EntityType.ID = c.Kind + ":" + c.Type
+	}
 	out.EntityType.Name = c.Type
 	image := func(props map[string]any) *changeImageJSON {
 		if props == nil {
@@ -91,32 +90,11 @@ func toChangeJSON(c omnigraph.Change) changeJSON {
 	return out
 }
 
-// pageToken binds a position to one commit so a token cannot be replayed
-// against another.
-func encodePageToken(commitID string, offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(commitID + ":" + strconv.Itoa(offset)))
+func (o *changesOptions) scope() omnigraph.ChangeScope {
+	return omnigraph.ChangeScope{Kinds: o.kinds, Types: o.types, Ops: o.ops}
 }
 
-func decodePageToken(tok, commitID string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, fmt.Errorf("change cursor rejected: malformed page token")
-	}
-	id, off, ok := strings.Cut(string(b), ":")
-	if !ok {
-		return 0, fmt.Errorf("change cursor rejected: malformed page token")
-	}
-	if id != commitID {
-		return 0, fmt.Errorf("change cursor rejected: the page token belongs to commit %s", id)
-	}
-	n, err := strconv.Atoi(off)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("change cursor rejected: malformed page token")
-	}
-	return n, nil
-}
-
-func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions) error {
+func (o *changesOptions) check() error {
 	if o.limit <= 0 {
 		return usagef("--limit must be positive")
 	}
@@ -130,71 +108,83 @@ func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions)
 			return usagef("invalid --op %q: use insert, update or delete", op)
 		}
 	}
+	return nil
+}
+
+// causeJSON is the cause of a block (spec/surfaces.md §2.4).
+type causeJSON struct {
+	GraphCommitID        string  `json:"graph_commit_id"`
+	ParentCommitID       *string `json:"parent_commit_id"`
+	MergedParentCommitID *string `json:"merged_parent_commit_id"`
+	AuthoredBranch       *string `json:"authored_branch"`
+	ActorID              *string `json:"actor_id"`
+	AuthoredAt           int64   `json:"authored_at"`
+}
+
+func toCauseJSON(c omnigraph.ChangeCause) causeJSON {
+	return causeJSON{GraphCommitID: c.Commit, ParentCommitID: strPtr(c.Parent), MergedParentCommitID: strPtr(c.MergedParent),
+		AuthoredBranch: strPtr(c.AuthoredBranch), ActorID: strPtr(c.Actor), AuthoredAt: c.AuthoredAt}
+}
+
+func toChangesJSON(chs []omnigraph.Change) []changeJSON {
+	out := make([]changeJSON, len(chs))
+	for i, ch := range chs {
+		out[i] = toChangeJSON(ch)
+	}
+	return out
+}
+
+// runCommitChanges prints one page (with --page-token, even an empty one:
+// the first page) or every page.
+func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
 	g, _, err := a.open(cmd, nil, o.uri)
 	if err != nil {
 		return err
 	}
-	c, err := g.Commit(cmd.Context(), id)
-	if err != nil {
-		return err
-	}
-	all, err := g.CommitChanges(cmd.Context(), id)
-	if err != nil {
-		return err
-	}
-	var changes []omnigraph.Change
-	for _, ch := range all {
-		if (len(o.kinds) == 0 || slices.Contains(o.kinds, ch.Kind)) &&
-			(len(o.types) == 0 || slices.Contains(o.types, ch.Type)) &&
-			(len(o.ops) == 0 || slices.Contains(o.ops, ch.Op)) {
-			changes = append(changes, ch)
-		}
-	}
-	start, end, next := 0, len(changes), ""
-	if o.pageToken != "" {
-		if start, err = decodePageToken(o.pageToken, c.ID); err != nil {
+	one := cmd.Flags().Changed("page-token")
+	tok := o.pageToken
+	var all []omnigraph.Change
+	var cause omnigraph.ChangeCause
+	next := ""
+	for {
+		page, err := g.CommitChangesPage(cmd.Context(), id, o.scope(), tok, o.limit, 0)
+		if err != nil {
 			return err
 		}
-		start = min(start, len(changes))
-		end = min(start+o.limit, len(changes))
-		if end < len(changes) {
-			next = encodePageToken(c.ID, end)
+		cause = page.Cause
+		all = append(all, page.Changes...)
+		next = page.NextPageToken
+		if one || next == "" {
+			break
 		}
+		tok = next
 	}
-	page := changes[start:end]
+	if !one {
+		next = ""
+	}
 	if o.json {
 		out := struct {
-			Cause struct {
-				GraphCommitID        string  `json:"graph_commit_id"`
-				ParentCommitID       *string `json:"parent_commit_id"`
-				MergedParentCommitID *string `json:"merged_parent_commit_id"`
-				AuthoredBranch       *string `json:"authored_branch"`
-				ActorID              *string `json:"actor_id"`
-				AuthoredAt           int64   `json:"authored_at"`
-			} `json:"cause"`
+			Cause         causeJSON    `json:"cause"`
 			Changes       []changeJSON `json:"changes"`
 			NextPageToken *string      `json:"next_page_token,omitempty"`
-		}{}
-		out.Cause.GraphCommitID = c.ID
-		out.Cause.ParentCommitID = strPtr(c.Parent)
-		out.Cause.MergedParentCommitID = strPtr(c.MergedParent)
-		out.Cause.ActorID = strPtr(c.Actor)
-		out.Cause.AuthoredAt = c.CreatedAt.UnixMicro()
-		out.Changes = make([]changeJSON, len(page))
-		for i, ch := range page {
-			out.Changes[i] = toChangeJSON(ch)
-		}
-		out.NextPageToken = strPtr(next)
+		}{Cause: toCauseJSON(cause), Changes: toChangesJSON(all), NextPageToken: strPtr(next)}
 		return a.printJSON(out)
 	}
-	for _, ch := range page {
-		fmt.Fprintf(a.io.Out, "%-6s %s:%s %s\n", ch.Op, ch.Kind, ch.Type, ch.ID)
-	}
-	if len(page) == 0 {
+	printChanges(a, all)
+	if len(all) == 0 {
 		fmt.Fprintln(a.io.Out, "(no changes)")
 	}
 	if next != "" {
 		fmt.Fprintf(a.io.Out, "next page: --page-token %s\n", next)
 	}
 	return nil
+}
+
+func printChanges(a *app, chs []omnigraph.Change) {
+	for _, ch := range chs {
+		fmt.Fprintf(a.io.Out, "%-6s %s:%s %s\n", ch.Op, ch.Kind, ch.Type, ch.ID)
+	}
 }

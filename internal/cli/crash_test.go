@@ -45,6 +45,8 @@ var crashPoints = []string{
 	"exec/merge-before-fast-forward", "exec/merge-after-fast-forward",
 	// optimize (also reached by the automatic compaction after a write)
 	"exec/optimize-after-data", "exec/optimize-after-state", "exec/optimize-before-publish", "exec/optimize-after-publish",
+	// schema apply
+	"exec/apply-before-states", "exec/apply-after-state", "exec/apply-before-schema",
 	// cleanup
 	"exec/cleanup-before-delete", "exec/cleanup-after-commits", "exec/cleanup-after-states", "exec/cleanup-after-data",
 	// the local backend's publish of every put
@@ -56,6 +58,7 @@ var crashShortPoints = map[string]bool{
 	"exec/before-write": true, "table/after-dv": true, "table/after-fragment": true, "exec/before-publish": true,
 	"commit/after-commit-object": true, "commit/after-cas": true, "exec/merge-before-publish": true,
 	"exec/merge-before-fast-forward": true, "exec/optimize-before-publish": true, "exec/cleanup-after-states": true,
+	"exec/apply-after-state": true,
 	"storage/before-publish": true, "storage/after-publish": true,
 }
 
@@ -390,6 +393,12 @@ func crashCases(t *testing.T, tmp string) []crashCase {
 	load := func(path, mode string) []string {
 		return []string{"load", "--data", path, "--mode", mode, "--json", "--quiet"}
 	}
+	// A schema apply that renames a property, adds one and drops one hard
+	// (so it also rewrites the Knows fragments). The type rename is killed
+	// in TestCrashSIGKILLSchemaApply (the checks here read Person).
+	evolved := file("evolved.pg", `node Person { name: String @key  years: I32? @rename_from("age")  nickname: String? }`,
+		`node Company { name: String @key }`, `edge Knows: Person -> Person`, `edge WorksAt: Person -> Company`)
+	apply := []string{"schema", "apply", "--schema", evolved, "--allow-data-loss", "--json", "--quiet"}
 	mutate := func(src, params string) []string {
 		return []string{"mutate", "-e", src, "--params", params, "--json", "--quiet"}
 	}
@@ -419,6 +428,9 @@ func crashCases(t *testing.T, tmp string) []crashCase {
 			next: []string{"optimize", "--json", "--quiet"}, converge: true,
 			mustFire: []string{"exec/optimize-after-data", "exec/optimize-after-state", "exec/optimize-before-publish",
 				"commit/before-cas", "exec/optimize-after-publish"}},
+		{name: "schema-apply", branch: "main", args: apply, next: apply, converge: true,
+			mustFire: []string{"exec/before-write", "exec/apply-before-states", "table/after-fragment", "table/after-state",
+				"exec/apply-after-state", "exec/apply-before-schema", "exec/before-publish", "commit/before-cas", "commit/after-cas", "exec/after-publish"}},
 		{name: "cleanup", args: []string{"cleanup", "--keep", "1", "--confirm", "--json", "--quiet"},
 			next: []string{"cleanup", "--keep", "1", "--confirm", "--json", "--quiet"}, aged: true,
 			mustFire: []string{"exec/cleanup-before-delete", "exec/cleanup-after-commits", "exec/cleanup-after-states", "exec/cleanup-after-data"}},
@@ -884,4 +896,67 @@ func TestCrashLoadFromFork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCrashSIGKILLSchemaApply kills a schema apply that rewrites a table
+// (a hard property drop over 20,000 rows, with a rename and an added
+// property) with a real SIGKILL at pseudo-random points of its run (fixed
+// seed, delays scaled to a clean run): the graph opens with exactly the old
+// schema and content or the new ones, and the apply rerun converges.
+func TestCrashSIGKILLSchemaApply(t *testing.T) {
+	tmpl := newSocialGraph(t)
+	var lines []string
+	for i := 0; i < 20000; i++ {
+		lines = append(lines, fmt.Sprintf(`{"type":"Person","data":{"name":"S%05d","age":%d}}`, i, i%100))
+	}
+	big := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(big, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crashMust(t, "load", tmpl, "--data", big, "--mode", "append", "--quiet", "--json")
+	evolved := filepath.Join(t.TempDir(), "evolved.pg")
+	desired := "node Human @rename_from(\"Person\") { name: String @key  nickname: String? }\nnode Company { name: String @key }\nedge Knows: Human -> Human { since: Date? }\nedge WorksAt: Human -> Company\n"
+	if err := os.WriteFile(evolved, []byte(desired), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(dir string) []string {
+		return []string{"schema", "apply", dir, "--schema", evolved, "--allow-data-loss", "--quiet", "--json"}
+	}
+	oldSchema := crashMust(t, "schema", "show", tmpl).stdout
+	before := crashView(t, tmpl)
+	ref := filepath.Join(t.TempDir(), "ref")
+	crashCopyTree(t, tmpl, ref)
+	start := time.Now()
+	crashMust(t, apply(ref)...)
+	took := time.Since(start)
+	after := crashView(t, ref)
+
+	rng := rand.New(rand.NewSource(5))
+	iters := 5
+	if testing.Short() {
+		iters = 2
+	}
+	var sawOld, sawNew int
+	for i := 0; i < iters; i++ {
+		delay := time.Duration(rng.Float64() * 1.2 * float64(took))
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("g", i))
+		crashCopyTree(t, tmpl, dir)
+		crashKillAfter(t, delay, apply(dir)...)
+		schemaNow := crashMust(t, "schema", "show", dir).stdout
+		got := crashView(t, dir)
+		switch {
+		case schemaNow == oldSchema && crashMapsEqual(got, before):
+			sawOld++
+		case schemaNow == desired && crashMapsEqual(got, after):
+			sawNew++
+		default:
+			t.Fatalf("kill after %v: schema/content neither old nor new:\n%s", delay, schemaNow)
+		}
+		crashMust(t, apply(dir)...)
+		if got := crashView(t, dir); !crashMapsEqual(got, after) {
+			t.Fatalf("kill after %v: the rerun does not converge", delay)
+		}
+		verifyOK(t, dir)
+	}
+	t.Logf("clean apply %v; %d kills left the old schema, %d the new", took, sawOld, sawNew)
 }

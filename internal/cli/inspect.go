@@ -194,7 +194,7 @@ func (a *app) printCommitLine(c omnigraph.CommitInfo) {
 func (a *app) newSchemaCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schema",
-		Short: "Inspect the graph's schema",
+		Short: "Inspect and evolve the graph's schema",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
@@ -224,6 +224,6 @@ func (a *app) newSchemaCmd() *cobra.Command {
 	acceptGlobals(show, "store", "quiet")
 	show.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	show.Flags().StringVar(&branch, "branch", "main", "branch whose schema to show")
-	cmd.AddCommand(show)
+	cmd.AddCommand(show, a.newSchemaPlanCmd(), a.newSchemaApplyCmd())
 	return cmd
 }

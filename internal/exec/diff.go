@@ -25,8 +25,11 @@ const (
 type Change struct {
 	Kind string // "node" or "edge"
 	Type string // type name
-	ID   string
-	Op   string // OpInsert, OpUpdate or OpDelete
+	// TypeID is the type's stable, opaque id: kept across renames, new for
+	// a type dropped and declared again (schema.Identity).
+	TypeID string
+	ID     string
+	Op     string // OpInsert, OpUpdate or OpDelete
 	// Src and Dst are an edge's endpoints (of the after image, or of the
 	// before image for a delete); empty for nodes.
 	Src, Dst string
@@ -86,95 +89,176 @@ func (g *Graph) CommitChanges(ctx context.Context, commitID string) ([]Change, e
 	if err != nil {
 		return nil, err
 	}
-	rank := func(k string) int {
-		if k == "node" {
-			return 0
-		}
-		return 1
-	}
-	slices.SortFunc(changes, func(x, y Change) int {
-		return cmp.Or(cmp.Compare(rank(x.Kind), rank(y.Kind)), cmp.Compare(x.Type, y.Type), cmp.Compare(x.ID, y.ID))
-	})
+	// commitDiff already emits the frozen order: pairs by (kind, type id),
+	// changes by id within a pair.
 	return changes, nil
 }
 
-// commitDiff diffs every table of two commits. Tables are paired by table
-// key. A table present on one side only contributes all its rows as inserts
-// or deletes, except that strict (per-commit changes) treats a populated
-// dropped table as a schema boundary; a table whose columns differ between
-// the sides is always a boundary unless one side is empty.
+// commitDiff diffs every table of two commits (see pairChanges).
 func (g *Graph) commitDiff(ctx context.Context, a, b *commit.Commit, strict bool) ([]Change, error) {
-	sa, err := g.snapshotOf(ctx, a, "")
+	sa, sb, pairs, err := g.tablePairs(ctx, a, b)
 	if err != nil {
 		return nil, err
+	}
+	var out []Change
+	for _, pr := range pairs {
+		chs, err := g.pairChanges(ctx, sa, sb, pr, strict)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chs...)
+	}
+	return out, nil
+}
+
+// tablePair is one table of a diff, paired across the two commits by its
+// stable type id (schema.Identity): a renamed type is the same table under
+// two keys; a type dropped and declared again is two tables.
+type tablePair struct {
+	id       string // stable type id
+	kind     string // "node" or "edge"
+	tkA, tkB string // "" when absent on that side
+}
+
+// tablePairs resolves both snapshots and pairs their tables, sorted in the
+// frozen order of spec/engine.md §4.3: nodes before edges, then type id.
+func (g *Graph) tablePairs(ctx context.Context, a, b *commit.Commit) (*snapshot.Snapshot, *snapshot.Snapshot, []tablePair, error) {
+	sa, err := g.snapshotOf(ctx, a, "")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	sb, err := g.snapshotOf(ctx, b, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	keys := map[string]bool{}
+	ca, err := g.compiledSchema(ctx, a.Schema)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cb, err := g.compiledSchema(ctx, b.Schema)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	byID := map[string]*tablePair{}
+	get := func(id, tk string) *tablePair {
+		p := byID[id]
+		if p == nil {
+			kind, _ := snapshot.SplitKey(tk)
+			p = &tablePair{id: id, kind: kind}
+			byID[id] = p
+		}
+		return p
+	}
 	for _, tk := range snapshot.TableKeys(sa.Catalog()) {
-		keys[tk] = true
+		get(ca.id.TypeID(tk), tk).tkA = tk
 	}
 	for _, tk := range snapshot.TableKeys(sb.Catalog()) {
-		keys[tk] = true
+		get(cb.id.TypeID(tk), tk).tkB = tk
 	}
-	var out []Change
-	for _, tk := range sortedTableKeys(keys) {
-		if err := ctx.Err(); err != nil {
+	out := make([]tablePair, 0, len(byID))
+	for _, p := range byID {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(x, y tablePair) int {
+		return cmp.Or(cmp.Compare(kindRank(x.kind), kindRank(y.kind)), cmp.Compare(x.id, y.id))
+	})
+	return sa, sb, out, nil
+}
+
+func kindRank(k string) int {
+	if k == "node" {
+		return 0
+	}
+	return 1
+}
+
+// pairChanges diffs one table pair, its changes sorted by id. A table
+// present on one side only contributes all its rows as inserts or deletes,
+// except that strict (per-commit changes) treats a populated dropped table
+// as a schema boundary. A table whose columns differ between the sides is
+// a boundary when the sides hold different fragments and both hold rows;
+// a metadata-only evolution (every fragment shared, read through the new
+// schema) changes no entity and yields nothing.
+func (g *Graph) pairChanges(ctx context.Context, sa, sb *snapshot.Snapshot, pr tablePair, strict bool) ([]Change, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a, b := sa.Commit(), sb.Commit()
+	if pr.tkA != "" && pr.tkA == pr.tkB && a.Tables[pr.tkA] == b.Tables[pr.tkB] {
+		return nil, nil // the same immutable state: nothing to read
+	}
+	kind := pr.kind
+	_, name := snapshot.SplitKey(pr.tkB)
+	if pr.tkB == "" {
+		_, name = snapshot.SplitKey(pr.tkA)
+	}
+	propsA, inA := tableProps(sa.Catalog(), pr.tkA)
+	propsB, inB := tableProps(sb.Catalog(), pr.tkB)
+	var stA, stB *table.State
+	var err error
+	if inA {
+		if stA, err = sa.State(ctx, pr.tkA); err != nil {
 			return nil, err
 		}
-		if a.Tables[tk] == b.Tables[tk] {
-			continue // the same immutable state: nothing to read
-		}
-		kind, name := snapshot.SplitKey(tk)
-		propsA, inA := tableProps(sa.Catalog(), tk)
-		propsB, inB := tableProps(sb.Catalog(), tk)
-		var stA, stB *table.State
-		if inA {
-			if stA, err = sa.State(ctx, tk); err != nil {
-				return nil, err
-			}
-		}
-		if inB {
-			if stB, err = sb.State(ctx, tk); err != nil {
-				return nil, err
-			}
-		}
-		props, snap := propsB, sb
-		switch {
-		case inA && inB:
-			if !sameColumns(stA.Schema(), stB.Schema()) {
-				if stA.Rows() == 0 {
-					stA = nil
-				} else if stB.Rows() > 0 || strict {
-					return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
-				} else {
-					props, snap, stB = propsA, sa, nil
-				}
-			}
-		case inA:
-			if strict && stA.Rows() > 0 {
-				return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
-			}
-			props, snap = propsA, sa
-		}
-		if stA == nil && stB == nil {
-			continue
-		}
-		diff, _, err := g.tableDiff(ctx, snap, tk, props, kind == "edge", stA, stB)
-		if err != nil {
-			return nil, fmt.Errorf("exec: diff %s: %w", tk, err)
-		}
-		for _, id := range sortedTableKeys(diff) {
-			ch, err := toChange(kind, name, props, diff[id])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ch)
+	}
+	if inB {
+		if stB, err = sb.State(ctx, pr.tkB); err != nil {
+			return nil, err
 		}
 	}
+	props, snap, tk := propsB, sb, pr.tkB
+	switch {
+	case inA && inB:
+		if !sameColumns(stA.Schema(), stB.Schema()) {
+			switch {
+			case sameFragments(stA, stB):
+				return nil, nil
+			case stA.Rows() == 0:
+				stA = nil
+			case stB.Rows() > 0 || strict:
+				return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
+			default:
+				props, snap, tk, stB = propsA, sa, pr.tkA, nil
+			}
+		}
+	case inA:
+		if strict && stA.Rows() > 0 {
+			return nil, &ChangeSchemaBoundaryError{Commit: b.ID.String(), TypeName: name}
+		}
+		props, snap, tk = propsA, sa, pr.tkA
+	}
+	if stA == nil && stB == nil {
+		return nil, nil
+	}
+	diff, _, err := g.tableDiff(ctx, snap, tk, props, kind == "edge", stA, stB)
+	if err != nil {
+		return nil, fmt.Errorf("exec: diff %s: %w", tk, err)
+	}
+	out := make([]Change, 0, len(diff))
+	for _, id := range sortedTableKeys(diff) {
+		ch, err := toChange(kind, name, props, diff[id])
+		if err != nil {
+			return nil, err
+		}
+		ch.TypeID = pr.id
+		out = append(out, ch)
+	}
 	return out, nil
+}
+
+// sameFragments reports whether two states hold the same fragments with
+// the same deletion vectors (so the same rows, whatever their schemas).
+func sameFragments(a, b *table.State) bool {
+	fa, fb := a.Fragments(), b.Fragments()
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i].Key != fb[i].Key || fa[i].DV != fb[i].DV {
+			return false
+		}
+	}
+	return true
 }
 
 // tableProps returns the declared properties of a table key in cat.

@@ -217,7 +217,12 @@ func (g *Graph) SchemaSource(ctx context.Context, t Target) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(src), nil
+	// The identity trailer is ours, not the user's: show the .pg as written.
+	user, _, err := schema.SplitIdentity(string(src))
+	if err != nil {
+		return "", err
+	}
+	return user, nil
 }
 
 // Log returns up to limit commits of branch (0 = all), newest first,

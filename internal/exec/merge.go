@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -103,7 +104,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		}
 		var published *commit.Commit
 		if ff {
-			published, err = g.fastForward(ctx, th, sc, source, actor)
+			published, err = g.fastForward(ctx, th, tc, sc, source, actor)
 		} else {
 			published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
 		}
@@ -135,7 +136,11 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 // actor and time), and merging again is already up to date because the
 // source head is now an ancestor. It goes through the one publish primitive,
 // so a lost race returns *commit.HeadMovedError and the caller re-plans.
-func (g *Graph) fastForward(ctx context.Context, th commit.Head, sc *commit.Commit, source, actor string) (*commit.Commit, error) {
+//
+// A fast-forward adopts the source's schema with its content (the documented
+// rule for merging across a schema apply, docs/schema-evolution.md): tables
+// the source's schema no longer has are removed from the target.
+func (g *Graph) fastForward(ctx context.Context, th commit.Head, tc, sc *commit.Commit, source, actor string) (*commit.Commit, error) {
 	if err := failpoint.Hit(FPMergeBeforeFastForward); err != nil {
 		return nil, err
 	}
@@ -149,8 +154,15 @@ func (g *Graph) fastForward(ctx context.Context, th commit.Head, sc *commit.Comm
 	for k, v := range sc.Tables {
 		tables[k] = v
 	}
+	var removed []string
+	for k := range tc.Tables {
+		if _, ok := sc.Tables[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	slices.Sort(removed)
 	mp := sc.ID
-	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables,
+	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables, Removed: removed,
 		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge, SchemaKey: sc.Schema,
 		Message: fmt.Sprintf("merge %s into %s (fast-forward)", source, th.Branch)})
 	if err != nil {
@@ -166,7 +178,7 @@ func (g *Graph) fastForward(ctx context.Context, th commit.Head, sc *commit.Comm
 // publishes the merge commit from th.
 func (g *Graph) mergeThreeWay(ctx context.Context, th commit.Head, tc, sc *commit.Commit, source, actor string, attempt int) (*commit.Commit, error) {
 	if tc.Schema != sc.Schema {
-		return nil, fmt.Errorf("%w: source %s, target %s", ErrMergeSchema, sc.Schema, tc.Schema)
+		return nil, g.mergeSchemaError(ctx, tc, sc, source, th.Branch)
 	}
 	base, err := g.repo.MergeBase(ctx, sc.ID, tc.ID)
 	if err != nil {
@@ -198,8 +210,15 @@ func (g *Graph) mergeThreeWay(ctx context.Context, th commit.Head, tc, sc *commi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var removed []string
+	for k := range tc.Tables {
+		if _, ok := sc.Tables[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	slices.Sort(removed)
 	mp := sc.ID
-	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables,
+	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables, Removed: removed,
 		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge,
 		Message: fmt.Sprintf("merge %s into %s", source, th.Branch)})
 	if err != nil {

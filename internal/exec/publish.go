@@ -42,6 +42,10 @@ type prepared struct {
 	// input was read and are no longer in delta). Same contract as
 	// writeTables: new objects only, table key → new state key.
 	write func(ctx context.Context, snap *snapshot.Snapshot) (map[string]string, error)
+	// schemaKey and removed, set by a schema apply (schema_apply.go), give
+	// the commit a new schema and drop tables; write sets schemaKey.
+	schemaKey string
+	removed   []string
 }
 
 // writeRequest is what runWrite needs besides the per-attempt preparation.
@@ -163,7 +167,8 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 			return err
 		}
 		_, c, err := g.repo.Publish(wctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
-			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch})
+			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch,
+			SchemaKey: p.schemaKey, Removed: p.removed})
 		_ = storage.Flush(wctx) // no-op unless Publish failed before its own flush
 		if err != nil {
 			return err // a *commit.HeadMovedError is retried

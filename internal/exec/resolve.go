@@ -48,6 +48,9 @@ func CommitOf(s *snapshot.Snapshot) CommitInfo { return commitInfo(s.Commit(), s
 type compiledSchema struct {
 	cat      *schema.Catalog
 	prefixes map[string]string
+	// id is the stable type identity the accepted source's trailer records
+	// (schema.SplitIdentity; zero for a schema never evolved).
+	id schema.Identity
 }
 
 func (g *Graph) compiledSchema(ctx context.Context, key string) (*compiledSchema, error) {
@@ -60,7 +63,11 @@ func (g *Graph) compiledSchema(ctx context.Context, key string) (*compiledSchema
 		if err != nil {
 			return nil, 0, fmt.Errorf("exec: stored schema %s: %w", key, err)
 		}
-		return &compiledSchema{cat: cat, prefixes: TableStatePrefixes(cat)}, int64(len(src))*8 + 1024, nil
+		_, id, err := schema.SplitIdentity(string(src))
+		if err != nil {
+			return nil, 0, fmt.Errorf("exec: stored schema %s: %w", key, err)
+		}
+		return &compiledSchema{cat: cat, prefixes: TableStatePrefixes(cat), id: id}, int64(len(src))*8 + 1024, nil
 	})
 	if err != nil {
 		return nil, err

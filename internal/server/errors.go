@@ -158,6 +158,7 @@ func errorResponse(err error) (int, ErrorOutput) {
 		orphan *exec.CommitHasNoParentError
 		bound  *exec.ChangeSchemaBoundaryError
 		gap    *changeFeedGap
+		fgap   *exec.ChangeFeedGapError
 		limit  *limits.Error
 	)
 	msg := err.Error()
@@ -199,6 +200,8 @@ func errorResponse(err error) (int, ErrorOutput) {
 	case errors.As(err, &bound):
 		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict,
 			ChangeDiffRefusal: &ChangeDiffRefusalOutput{Reason: "schema_boundary", GraphCommitID: bound.Commit, TypeName: strPtr(bound.TypeName)}}
+	case errors.As(err, &fgap):
+		return http.StatusGone, ErrorOutput{Error: msg, ChangeFeedGap: &ChangeFeedGapOutput{Cursor: strPtr(fgap.Cursor), FirstUnreadableCommitID: fgap.FirstUnreadable}}
 	case errors.As(err, &gap):
 		return http.StatusGone, ErrorOutput{Error: msg, ChangeFeedGap: &ChangeFeedGapOutput{FirstUnreadableCommitID: gap.err.Commit}}
 	case errors.Is(err, exec.ErrCommitReclaimed):
@@ -233,18 +236,20 @@ func isBadRequest(err error) bool {
 		unk  *snapshot.UnknownTypeError
 		src  *omnigraph.QuerySourceError
 		berr *commit.BranchError
+		req  *exec.RequestError
 	)
 	switch {
 	case errors.As(err, &qe), errors.As(err, &ql), errors.As(err, &qnf),
 		errors.As(err, &se), errors.As(err, &sl), errors.As(err, &skv),
 		errors.As(err, &in), errors.As(err, &val), errors.As(err, &con),
-		errors.As(err, &run), errors.As(err, &unk), errors.As(err, &src):
+		errors.As(err, &run), errors.As(err, &unk), errors.As(err, &src), errors.As(err, &req):
 		return true
 	case errors.As(err, &berr) && errors.Is(err, commit.ErrInvalidBranch):
 		return true
 	}
 	for _, s := range []error{commit.ErrInvalidBranch, exec.ErrInvalidLoadMode, exec.ErrNotMutation,
 		exec.ErrMergeSameBranch, exec.ErrInternalRef, exec.ErrUnsupportedValue, schema.ErrNoKey,
+		exec.ErrChangeCursorRejected, exec.ErrSchemaChange, schema.ErrPlan,
 		query.ErrQueryNotFound, omnigraph.ErrQuerySource, omnigraph.ErrBlobSelector, commit.ErrAmbiguousRevision} {
 		if errors.Is(err, s) {
 			return true

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"encoding/base64"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
 )
@@ -108,81 +105,12 @@ func (s *Server) handleGetCommit(c *call) (*plan, error) {
 	}}, nil
 }
 
-// Paging of commit changes.
-const (
-	defaultChangesLimit = 1000
-	maxChangesLimit     = 10000
-)
-
-func (s *Server) handleCommitChanges(c *call) (*plan, error) {
-	id := c.r.PathValue("commit_id")
-	q := c.r.URL.Query()
-	limit := defaultChangesLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > maxChangesLimit {
-			return nil, badRequest("limit must be an integer from 1 to %d", maxChangesLimit)
-		}
-		limit = n
-	}
-	kinds, types, ops := q["kind"], q["type"], q["op"]
-	for _, k := range kinds {
-		if k != "node" && k != "edge" {
-			return nil, badRequest("invalid kind '%s': use node or edge", k)
-		}
-	}
-	for _, op := range ops {
-		if op != "insert" && op != "update" && op != "delete" {
-			return nil, badRequest("invalid op '%s': use insert, update or delete", op)
-		}
-	}
-	scope := changeScope(kinds, types, ops)
-	ci, err := c.g.g.Commit(c.r.Context(), id)
-	if err != nil {
-		// Answer an unauthorized caller with 403, not with what exists.
-		if aerr := c.authorize(check{action: ActionRead}); aerr != nil {
-			return nil, aerr
-		}
-		return nil, err
-	}
-	start := 0
-	if tok := q.Get("page_token"); tok != "" {
-		if start, err = decodePageToken(tok, ci.ID, scope); err != nil {
-			return nil, err
-		}
-	}
-	return &plan{checks: []check{{action: ActionRead, branch: ci.Branch}}, run: func() error {
-		all, err := c.g.g.CommitChanges(c.r.Context(), ci.ID)
-		if err != nil {
-			return asChangeFeedGap(err)
-		}
-		var sel []omnigraph.Change
-		for _, ch := range all {
-			if (len(kinds) == 0 || slices.Contains(kinds, ch.Kind)) &&
-				(len(types) == 0 || slices.Contains(types, ch.Type)) &&
-				(len(ops) == 0 || slices.Contains(ops, ch.Op)) {
-				sel = append(sel, ch)
-			}
-		}
-		start := min(start, len(sel))
-		end := min(start+limit, len(sel))
-		out := CommitChangesOutput{
-			Cause: ChangeCauseOutput{GraphCommitID: ci.ID, ParentCommitID: strPtr(ci.Parent), MergedParentCommitID: strPtr(ci.MergedParent),
-				AuthoredBranch: branchOr(&ci.Branch), ActorID: strPtr(ci.Actor), AuthoredAt: micros(ci.CreatedAt)},
-			Changes: make([]EntityChangeOutput, 0, end-start),
-		}
-		for _, ch := range sel[start:end] {
-			out.Changes = append(out.Changes, changeOutput(ch))
-		}
-		if end < len(sel) {
-			out.NextPageToken = strPtr(encodePageToken(ci.ID, scope, end))
-		}
-		return c.json(http.StatusOK, out)
-	}}, nil
-}
-
 func changeOutput(ch omnigraph.Change) EntityChangeOutput {
-	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: ch.Kind + ":" + ch.Type, Name: ch.Type}, ID: ch.ID, Op: ch.Op}
+	id := ch.TypeID
+	if id == "" {
+		id = ch.Kind + ":" + ch.Type
+	}
+	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: id, Name: ch.Type}, ID: ch.ID, Op: ch.Op}
 	image := func(props map[string]any) *ChangeImageOutput {
 		if props == nil {
 			return nil
@@ -195,42 +123,4 @@ func changeOutput(ch omnigraph.Change) EntityChangeOutput {
 	}
 	o.Before, o.After = image(ch.Before), image(ch.After)
 	return o
-}
-
-// changeScope is a canonical spelling of a change filter, bound into page
-// tokens so a token cannot be replayed under another filter.
-func changeScope(kinds, types, ops []string) string {
-	norm := func(v []string) string {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return strings.Join(slices.Compact(v), ",")
-	}
-	return norm(kinds) + ";" + norm(types) + ";" + norm(ops)
-}
-
-func encodePageToken(commitID, scope string, offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(commitID + "\x00" + scope + "\x00" + strconv.Itoa(offset)))
-}
-
-func decodePageToken(tok, commitID, scope string) (int, error) {
-	bad := badRequest("change cursor rejected: malformed page token")
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, bad
-	}
-	parts := strings.Split(string(b), "\x00")
-	if len(parts) != 3 {
-		return 0, bad
-	}
-	if parts[0] != commitID {
-		return 0, badRequest("change cursor rejected: the page token belongs to commit %s", parts[0])
-	}
-	if parts[1] != scope {
-		return 0, badRequest("change cursor rejected: the page token belongs to another filter")
-	}
-	n, err := strconv.Atoi(parts[2])
-	if err != nil || n < 0 {
-		return 0, bad
-	}
-	return n, nil
 }

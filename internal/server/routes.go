@@ -19,11 +19,12 @@ var (
 	ifCommitParam = param{name: ifGraphCommitHeader, required: true, desc: "The commit id the branch head must be; otherwise 412 and nothing is written."}
 )
 
-// routeTable is the one list of served routes. Routes whose engine
-// feature does not exist yet (change feed, schema apply, embeddings) are
-// absent, so they are neither served nor documented.
+// routeTable is the one list of served routes (the change feed and schema
+// apply routes are in handlers_changes.go). Routes whose engine feature
+// does not exist yet (embeddings) are absent, so they are neither served
+// nor documented.
 func (s *Server) routeTable() []*route {
-	return []*route{
+	routes := []*route{
 		{method: "GET", path: "/healthz", opID: "health", tag: "health", public: true,
 			summary: "Liveness and version.", resp: HealthOutput{}, handle: s.handleHealth},
 		{method: "GET", path: "/openapi.json", opID: "openapi", tag: "health", public: true,
@@ -98,8 +99,9 @@ func (s *Server) routeTable() []*route {
 			summary: "One commit.", resp: CommitOutput{}, statuses: []int{404}, handle: s.handleGetCommit},
 		{method: "GET", path: graphPath("/commits/{commit_id}/changes"), opID: "cluster_getCommitChanges", tag: "commits", perGraph: true,
 			summary: "What one commit changed relative to its first parent, paged.",
-			query: []param{{name: "page_token", desc: "Continue from this token."}, {name: "limit", desc: "Changes per page (1..10000, default 1000)."},
+			query: []param{{name: "page_token", desc: "Continue from this token."}, {name: "limit", desc: "Changes per page (1..8192, default 1000; more is 413)."},
 				{name: "kind", repeat: true, enum: []string{"node", "edge"}}, {name: "type", repeat: true}, {name: "op", repeat: true, enum: []string{"insert", "update", "delete"}}},
-			resp: CommitChangesOutput{}, statuses: []int{400, 404, 409, 410}, handle: s.handleCommitChanges},
+			resp: CommitChangesOutput{}, statuses: []int{400, 404, 409, 410, 413}, handle: s.handleCommitChanges},
 	}
+	return append(routes, changeRoutes(s)...)
 }

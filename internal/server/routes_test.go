@@ -53,7 +53,7 @@ func TestRouteStatuses(t *testing.T) {
 					t.Errorf("Allow = %q", r.header.Get("Allow"))
 				}
 			}},
-		{name: "unrouted feature", method: "GET", path: "/graphs/g/changes", status: 404, code: codeNotFound},
+		{name: "unrouted feature", method: "GET", path: "/graphs/g/runs", status: 404, code: codeNotFound},
 
 		{name: "snapshot", method: "GET", path: "/graphs/g/snapshot?branch=main", status: 200, check: func(t *testing.T, _ *testServer, r resp) {
 			var s SnapshotOutput
@@ -429,6 +429,45 @@ func TestRouteStatuses(t *testing.T) {
 			return "/graphs/g/commits/" + ts.head("main") + "/changes?kind=vertex", nil
 		}},
 		{name: "commit changes unknown", method: "GET", path: "/graphs/g/commits/01HXXXXXXXXXXXXXXXXXXXXXXX/changes", status: 404, code: codeNotFound},
+		{name: "commit changes over the page limit", method: "GET", path: "/graphs/g/commits/HEAD/changes", status: 413, setup: func(ts *testServer) (string, []string) {
+			return "/graphs/g/commits/" + ts.head("main") + "/changes?limit=8193", nil
+		}, check: func(t *testing.T, _ *testServer, r resp) {
+			if e := r.errOut(t); e.ResourceLimit == nil || e.ResourceLimit.Resource != "commit_changes_page_changes" || e.ResourceLimit.Limit != 8192 || e.ResourceLimit.Actual != 8193 {
+				t.Errorf("resource limit = %s", r.body)
+			}
+		}},
+		{name: "changes poll from the beginning", method: "GET", path: "/graphs/g/changes?start=beginning", status: 200, check: func(t *testing.T, ts *testServer, r resp) {
+			var out ChangeFeedOutput
+			r.decode(t, &out)
+			if len(out.Blocks) == 0 || out.Cursor == nil || out.CaughtUp == nil || !*out.CaughtUp || out.Blocks[len(out.Blocks)-1].Cause.GraphCommitID != ts.head("main") {
+				t.Errorf("feed = %s", r.body)
+			}
+			// Resuming from the cursor: nothing new, caught up.
+			again := ts.req("GET", "/graphs/g/changes?cursor="+*out.Cursor, nil)
+			var next ChangeFeedOutput
+			again.decode(t, &next)
+			if again.status != 200 || len(next.Blocks) != 0 || next.CaughtUp == nil || !*next.CaughtUp {
+				t.Errorf("resume = %d %s", again.status, again.body)
+			}
+		}},
+		{name: "changes poll bad cursor", method: "GET", path: "/graphs/g/changes?cursor=!!", status: 400, code: codeBadRequest},
+		{name: "changes poll other branch cursor", method: "GET", path: "/graphs/g/changes", status: 400, code: codeBadRequest, setup: func(ts *testServer) (string, []string) {
+			if err := ts.g.CreateBranch(context.Background(), "feature", "", ""); err != nil {
+				t.Fatal(err)
+			}
+			r := ts.req("GET", "/graphs/g/changes?start=now", nil)
+			var out ChangeFeedOutput
+			_ = json.Unmarshal(r.body, &out)
+			return "/graphs/g/changes?branch=feature&cursor=" + *out.Cursor, nil
+		}},
+		{name: "changes baseline", method: "POST", path: "/graphs/g/changes/baseline", body: map[string]any{}, status: 200, check: func(t *testing.T, ts *testServer, r resp) {
+			lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
+			last := lines[len(lines)-1]
+			if !strings.Contains(last, `"baseline"`) || !strings.Contains(last, ts.head("main")) || len(lines) < 2 {
+				t.Errorf("baseline = %s", r.body)
+			}
+		}},
+		{name: "schema apply on a cluster graph", method: "POST", path: "/graphs/g/schema/apply", body: map[string]any{"schema_source": "node A { n: String }"}, status: 409, code: codeConflict},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -53,6 +54,11 @@ func imageRows(v any) (d *Rows, layout *Layout, grow *growToken, ok bool) {
 func (s *Snapshot) deriveImage(tk string, fs *Layout, props []*schema.Property, edge bool) (*Rows, *growToken, bool) {
 	for _, key := range s.recentImages(tk) {
 		if key == s.ImageKey(tk) {
+			continue
+		}
+		if !strings.HasPrefix(key, "exec/image/"+s.c.Schema+"/") {
+			// Decoded under another schema (before a schema apply): its
+			// columns are not this catalog's.
 			continue
 		}
 		v, found := s.l.cache.Get(key)

@@ -42,6 +42,12 @@ type Fragment struct {
 	// IndexBytes is the size of the index object.
 	// INVARIANT: IndexBytes > 0 iff Index != "" (TestStateValidateRejects).
 	IndexBytes int64
+	// Fields maps the state's columns onto the file's, for fragments
+	// written under an earlier schema of the table (evolve.go): Fields[i]
+	// is the name of the file field holding column i, or "" when the file
+	// has no such field (the column reads as null). nil means the file's
+	// fields are exactly the state's columns, in order.
+	Fields []string
 }
 
 // Live is the number of rows of the fragment a scan returns.
@@ -49,6 +55,9 @@ func (f Fragment) Live() int64 { return f.Rows - f.Deleted }
 
 func (f Fragment) clone() Fragment {
 	f.Stats = append([]ColumnStats(nil), f.Stats...)
+	if f.Fields != nil {
+		f.Fields = append([]string(nil), f.Fields...)
+	}
 	return f
 }
 

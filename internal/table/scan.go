@@ -258,6 +258,11 @@ func (sc *Scanner) Next() bool {
 // fragCursor is the open state of one fragment being scanned.
 type fragCursor struct {
 	frag Fragment
+	// cols maps the scanned schema's columns onto the file's fields (-1:
+	// absent, reads as null) and names are the file's field names; see
+	// evolve.go. For a fragment without a field map cols is the identity.
+	cols  []int
+	names []string
 	// dict maps the schema columns decoded as dictionaries to their leaf.
 	dict   map[int]int
 	or     *objectReader
@@ -356,7 +361,7 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 			return err
 		}
 		arp := pqarrow.ArrowReadProperties{BatchSize: sc.batch}
-		c.dict = sc.dictColumns(pf)
+		c.dict = sc.dictColumns(pf, f)
 		for _, leaf := range c.dict {
 			arp.SetReadDict(leaf, true)
 		}
@@ -374,7 +379,7 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 	}
 	md := pf.MetaData()
 	if raw := md.KeyValueMetadata().FindValue(checksumKey); raw != nil {
-		if c.sums, err = parseChecksums(f.Key, *raw, pf.NumRowGroups(), len(sc.schema.Columns)); err != nil {
+		if c.sums, err = parseChecksums(f.Key, *raw, pf.NumRowGroups(), len(c.names)); err != nil {
 			c.close()
 			return nil, err
 		}
@@ -405,22 +410,42 @@ func (sc *Scanner) checkFile(c *fragCursor, pf *file.Reader) error {
 		return corrupt(key, -1, fmt.Sprintf("file has %d rows, table state says %d", pf.NumRows(), c.frag.Rows), nil)
 	}
 	fields := c.fr.Manifest.Fields
-	if len(fields) != len(sc.schema.Columns) {
-		return corrupt(key, -1, fmt.Sprintf("file has %d columns, schema has %d", len(fields), len(sc.schema.Columns)), nil)
+	c.names = make([]string, len(fields))
+	for i := range fields {
+		c.names[i] = fields[i].Field.Name
 	}
+	cols, err := fileColumns(c.frag, sc.schema, c.names)
+	if err != nil {
+		return corrupt(key, -1, err.Error(), nil)
+	}
+	c.cols = cols
+	// Leaves in file order: the record reader returns fields in that order.
+	read := make([]int, 0, len(sc.read))
 	for _, i := range sc.read {
 		col := sc.schema.Columns[i]
-		fld := fields[i].Field
+		fi := cols[i]
+		if fi < 0 {
+			continue // not in this file: reads as null (process)
+		}
+		fld := fields[fi].Field
+		want := col.Name
+		if c.frag.Fields != nil {
+			want = c.frag.Fields[i]
+		}
 		ft := fld.Type
 		if dt, ok := ft.(*arrow.DictionaryType); ok {
 			if _, asked := c.dict[i]; asked {
 				ft = dt.ValueType
 			}
 		}
-		if fld.Name != col.Name || !arrow.TypeEqual(ft, col.Type.fileArrowType()) {
-			return corrupt(key, -1, fmt.Sprintf("file column %d is %s %v, schema wants %s %v", i, fld.Name, fld.Type, col.Name, col.Type.fileArrowType()), nil)
+		if fld.Name != want || !arrow.TypeEqual(ft, col.Type.fileArrowType()) {
+			return corrupt(key, -1, fmt.Sprintf("file column %d is %s %v, schema wants %s %v", fi, fld.Name, fld.Type, want, col.Type.fileArrowType()), nil)
 		}
-		c.leaves = appendLeaves(c.leaves, &fields[i])
+		read = append(read, fi)
+	}
+	slices.Sort(read)
+	for _, fi := range read {
+		c.leaves = appendLeaves(c.leaves, &fields[fi])
 	}
 	return nil
 }
@@ -442,7 +467,15 @@ func (sc *Scanner) rowGroupMayMatch(c *fragCursor, rg int, start, n int64) bool 
 	md := c.fr.ParquetReader().MetaData().RowGroup(rg)
 	for i := range sc.filters {
 		cf := &sc.filters[i]
-		leaf := c.fr.Manifest.Fields[cf.col].ColIndex
+		fi := c.cols[cf.col]
+		if fi < 0 {
+			// Absent from this file: every row is null.
+			if !cf.mayMatch(ColumnStats{Nulls: n}, n) {
+				return false
+			}
+			continue
+		}
+		leaf := c.fr.Manifest.Fields[fi].ColIndex
 		if leaf < 0 {
 			continue
 		}
@@ -594,9 +627,9 @@ func (c *fragCursor) accumulate(sc *Scanner, rec arrow.RecordBatch) error {
 		c.acc = make(map[int]*colSum, rec.NumCols())
 	}
 	for i, f := range rec.Schema().Fields() {
-		col := sc.schema.Index(f.Name)
+		col := slices.Index(c.names, f.Name) // checksums are by file field
 		if col < 0 {
-			return corrupt(c.frag.Key, -1, fmt.Sprintf("decoded column %q is not in the schema", f.Name), nil)
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("decoded column %q is not in the file", f.Name), nil)
 		}
 		s := c.acc[col]
 		if s == nil {
@@ -619,7 +652,7 @@ func (c *fragCursor) verifyRowGroup(sc *Scanner) error {
 	want := c.sums.Sums[c.rg]
 	for col, s := range c.acc {
 		if got := s.sum(); got != want[col] {
-			return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: content checksum %08x, the writer recorded %08x (the decoded values are not the ones written)", c.rg, sc.schema.Columns[col].Name, got, want[col]), nil)
+			return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: content checksum %08x, the writer recorded %08x (the decoded values are not the ones written)", c.rg, c.names[col], got, want[col]), nil)
 		}
 	}
 	c.acc = nil
@@ -705,7 +738,12 @@ func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch
 	}
 	column := func(i int) (arrow.Array, error) {
 		c := sc.schema.Columns[i]
-		a, ok := byName[c.Name]
+		fi := sc.cur.cols[i]
+		if fi < 0 {
+			// Added after this fragment was written (evolve.go).
+			return array.MakeArrayOfNull(sc.mem, c.Type.ArrowType(), n), nil
+		}
+		a, ok := byName[sc.cur.names[fi]]
 		if !ok || a.Len() != n {
 			return nil, corrupt(sc.cur.frag.Key, -1, fmt.Sprintf("column %q missing from decoded batch", c.Name), nil)
 		}
@@ -884,14 +922,21 @@ func concat(recs []arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator
 // whose chunks carry a dictionary in every row group of pf, mapped to
 // their leaf index: decoding those as dictionary indices skips building
 // one string per row.
-func (sc *Scanner) dictColumns(pf *file.Reader) map[int]int {
+func (sc *Scanner) dictColumns(pf *file.Reader, f Fragment) map[int]int {
 	if len(sc.filterOnly) == 0 || sc.want != nil {
 		return nil
 	}
 	md := pf.MetaData()
 	var out map[int]int
 	for i := range sc.filterOnly {
-		leaf := md.Schema.ColumnIndexByName(sc.schema.Columns[i].Name)
+		name := sc.schema.Columns[i].Name
+		if f.Fields != nil {
+			name = f.Fields[i] // the file's name for the column (evolve.go)
+		}
+		leaf := -1
+		if name != "" {
+			leaf = md.Schema.ColumnIndexByName(name)
+		}
 		if leaf < 0 {
 			continue
 		}

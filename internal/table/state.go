@@ -21,8 +21,10 @@ import (
 // a state without any is still written as version 1, byte for byte as
 // before, so older builds read it. Versions are a ratchet: a number is never
 // reused, and ReadState refuses any version outside [1, StateFormatVersion]
-// with a *VersionError naming both.
-const StateFormatVersion = 2
+// with a *VersionError naming both. Version 3 adds per-fragment field maps
+// (Fragment.Fields, written by schema evolution); a state without any is
+// written as before.
+const StateFormatVersion = 3
 
 // Failpoint names of the state writer.
 const (
@@ -180,6 +182,13 @@ func (s *State) validate() error {
 			return fmt.Errorf("%w: fragment %s: deleted count %d disagrees with deletion vector %q", ErrSchema, f.Key, f.Deleted, f.DV)
 		case (f.IndexBytes > 0) != (f.Index != "") || f.IndexBytes < 0:
 			return fmt.Errorf("%w: fragment %s: index %q has %d bytes", ErrSchema, f.Key, f.Index, f.IndexBytes)
+		case f.Fields != nil && len(f.Fields) != len(s.schema.Columns):
+			return fmt.Errorf("%w: fragment %s maps %d fields, schema has %d columns", ErrSchema, f.Key, len(f.Fields), len(s.schema.Columns))
+		}
+		for i, name := range f.Fields {
+			if name == "" && !s.schema.Columns[i].Type.Nullable {
+				return fmt.Errorf("%w: fragment %s lacks non-nullable column %q", ErrSchema, f.Key, s.schema.Columns[i].Name)
+			}
 		}
 		seen[f.Key] = true
 	}
@@ -203,9 +212,11 @@ type fragmentJSON struct {
 	DV      string      `json:"dv,omitempty"`
 	Deleted int64       `json:"deleted,omitempty"`
 	Stats   []statsJSON `json:"stats"`
-	// Format 2 only.
+	// Format 2 and later.
 	Index      string `json:"index,omitempty"`
 	IndexBytes int64  `json:"index_bytes,omitempty"`
+	// Format 3 only.
+	Fields []string `json:"fields,omitempty"`
 }
 
 // Encode returns the canonical bytes of the state. Equal states encode to
@@ -223,9 +234,12 @@ func (s *State) Encode() ([]byte, error) {
 	}
 	for i, f := range s.fragments {
 		fj := fragmentJSON{Key: f.Key, Rows: f.Rows, Bytes: f.Bytes, DV: f.DV, Deleted: f.Deleted, Stats: make([]statsJSON, len(f.Stats)),
-			Index: f.Index, IndexBytes: f.IndexBytes}
+			Index: f.Index, IndexBytes: f.IndexBytes, Fields: f.Fields}
 		if f.Index != "" {
-			w.Format = 2
+			w.Format = max(w.Format, 2)
+		}
+		if f.Fields != nil {
+			w.Format = 3
 		}
 		for j, cs := range f.Stats {
 			min, err := encodeBound(cs.Min)
@@ -292,8 +306,11 @@ func DecodeState(key string, data []byte) (*State, error) {
 	}
 	for i, fj := range w.Fragments {
 		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats)),
-			Index: fj.Index, IndexBytes: fj.IndexBytes}
-		if fj.Index != "" && *probe.Format != 2 {
+			Index: fj.Index, IndexBytes: fj.IndexBytes, Fields: fj.Fields}
+		if fj.Fields != nil && *probe.Format != 3 {
+			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has a field map in a format %d state", fj.Key, *probe.Format), nil)
+		}
+		if fj.Index != "" && *probe.Format < 2 {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an index reference in a format %d state", fj.Key, *probe.Format), nil)
 		}
 		if len(fj.Stats) != len(w.Columns) {
@@ -325,6 +342,9 @@ func DecodeState(key string, data []byte) (*State, error) {
 	}
 	if w.Format == 2 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Index != "" }) {
 		return nil, corrupt(key, -1, "format 2 state without any fragment index (writers use format 1)", nil)
+	}
+	if w.Format == 3 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Fields != nil }) {
+		return nil, corrupt(key, -1, "format 3 state without any field map (writers use format 1 or 2)", nil)
 	}
 	if w.Rows != s.Rows() {
 		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)
