@@ -63,15 +63,26 @@ type partialPlan struct {
 // handle (a server) gets the warm in-memory path after its first reads.
 const partialBeforeImages = 8
 
-// maxPartialNodes bounds the rows a partial snapshot gathers; past it the
-// whole tables are cheaper than per-row index probes.
-const maxPartialNodes = 4096
+// maxPartialNodes bounds the rows a partial snapshot gathers from a table
+// of up to partialShare × maxPartialNodes rows; past it the whole tables
+// are cheaper than per-row index probes. Larger tables allow 1/partialShare
+// of their rows (decoding them costs in proportion).
+const (
+	maxPartialNodes = 4096
+	partialShare    = 32
+)
+
+// partialBound is the most rows a partial snapshot gathers from a node
+// table of rows live rows.
+func partialBound(rows int64) int {
+	return max(maxPartialNodes, int(rows/partialShare))
+}
 
 // Partial returns the partial snapshot of read plan over s: the rows the
 // plan can touch, or ok false when the plan cannot be bounded so (only
 // matching, filtering, projection, aggregation, ordering and limits; every
 // scan pinned by a key or id equality with a constant, or by pushed-down
-// filters that keep at most maxPartialNodes rows, or the plan's only scan
+// filters that keep at most partialBound rows, or the plan's only scan
 // with no traversal, read by a streaming table scan — scan.go), when a
 // table it needs already has a decoded image (the warm path is faster) or
 // the handle has served partialBeforeImages reads — unless an image would
@@ -397,6 +408,14 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 	if d := pp.vars[o.Dst]; d != nil && !o.DstBound {
 		dst = d.ids
 	}
+	bound := maxPartialNodes
+	if nt, ok := pp.snap.cat.Node(o.DstType); ok {
+		dst, err := pp.snap.State(ctx, NodeKey(nt.Name))
+		if err != nil {
+			return false, err
+		}
+		bound = partialBound(dst.Rows())
+	}
 	seen := map[string]bool{}
 	var frontier []string
 	for id := range src.ids {
@@ -433,7 +452,7 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 				}
 			}
 		}
-		if len(seen) > maxPartialNodes || len(walked) > 4*maxPartialNodes {
+		if len(seen) > bound || len(walked) > 4*bound {
 			return false, nil
 		}
 		slices.Sort(next)

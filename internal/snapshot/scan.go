@@ -32,7 +32,7 @@ import (
 // with traversals: the live rows passing the filters the table scan
 // applies, read with the id column only and their row locations kept for
 // build. ok is false when no filter is pushed down or more than
-// maxPartialNodes rows pass (then whole tables are cheaper). Candidates
+// partialBound rows pass (then whole tables are cheaper). Candidates
 // failing a filter left to eval are harmless: eval re-applies every filter
 // of the scan, and every row passing them all is a candidate.
 func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool, error) {
@@ -70,7 +70,7 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 			ids[id] = true
 			known[id] = table.RowLoc{ID: id, Fragment: sc.Fragment(), Offset: offs[i]}
 		}
-		if len(ids) > maxPartialNodes {
+		if len(ids) > partialBound(st.Rows()) {
 			return false, nil
 		}
 	}

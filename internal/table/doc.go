@@ -24,8 +24,11 @@
 //     ErrCorrupt) or *VersionError naming the object, never a panic.
 //   - Scans prune whole fragments with the statistics in the state (no read at
 //     all) and row groups with the Parquet footer statistics, then apply
-//     filters exactly. Only the column chunks of projected and filtered
-//     columns are fetched.
+//     filters exactly on the typed Arrow columns. Only the column chunks of
+//     projected and filtered columns are fetched; a String/Enum column read
+//     only for filtering, whose chunks are dictionary encoded, is decoded as
+//     dictionary indices and its filters evaluated once per entry
+//     (ScanStats.DictBatches, TestDictionaryFilterMatchesBrute).
 //
 // Caveats:
 //

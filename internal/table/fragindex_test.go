@@ -452,3 +452,62 @@ func TestVerifyFragmentIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestLocateManyPrefetchesSections: a Locate whose ids outnumber a
+// fragment's index units reads each section whole (Bloom units, then
+// blocks: two requests) instead of probing id by id, and answers exactly
+// what probing answers; a few ids still probe.
+func TestLocateManyPrefetchesSections(t *testing.T) {
+	ctx := context.Background()
+	cnt := storage.NewCounting(storage.NewMem())
+	s, _ := bigTable(t, cnt, 60_000, 20_000, personRecord)
+	r := rand.New(rand.NewPCG(4, 4))
+	var many []string
+	for range 12_000 {
+		many = append(many, fmt.Sprintf("p%d", r.IntN(70_000))) // some absent
+	}
+	// Reference: probing id by id (each id alone is below the threshold).
+	probe := NewReader(cnt, cache.New[any](64<<20))
+	var want []RowLoc
+	for _, id := range many {
+		locs, err := probe.Locate(ctx, s, []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, locs...)
+	}
+	pos := map[string]int{}
+	for i, f := range s.Fragments() {
+		pos[f.Key] = i
+	}
+	slices.SortFunc(want, func(a, b RowLoc) int {
+		if pa, pb := pos[a.Fragment], pos[b.Fragment]; pa != pb {
+			return pa - pb
+		}
+		return int(a.Offset - b.Offset)
+	})
+	want = slices.Compact(want)
+	cnt.Reset()
+	got, err := NewReader(cnt, cache.New[any](64<<20)).Locate(ctx, s, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("prefetched Locate: %d rows, probing %d", len(got), len(want))
+	}
+	// Per fragment: header, Bloom region, directory, blocks.
+	if req := cnt.Snapshot().Requests(); req > int64(4*s.NumFragments()) {
+		t.Fatalf("Locate of %d ids made %d requests over %d fragments, want ≤ 4 each", len(many), req, s.NumFragments())
+	}
+	cnt.Reset()
+	if _, err := NewReader(cnt, cache.New[any](64<<20)).Locate(ctx, s, many[:3]); err != nil {
+		t.Fatal(err)
+	}
+	var read int64
+	for _, oc := range cnt.Snapshot() {
+		read += oc.Bytes
+	}
+	if read > 64<<10 {
+		t.Fatalf("Locate of 3 ids read %d bytes: small lookups must not prefetch sections", read)
+	}
+}

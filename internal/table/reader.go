@@ -118,15 +118,12 @@ func (r *Reader) getRange(ctx context.Context, key string, off, n, size int64) (
 func (r *Reader) mayHold(ctx context.Context, f Fragment, s *fidxSection, key string) (bool, error) {
 	blk, bits := bloomBits(key, s.bloomBlocks)
 	off := s.bloomOff + int64(blk)*fidxBloomUnit
-	v, err := r.cache.GetOrLoad(ctx, "table/fidxb/"+f.Index+"/"+strconv.FormatInt(off, 10), func(ctx context.Context) (any, int64, error) {
+	v, err := r.cache.GetOrLoad(ctx, bloomCacheKey(f, off), func(ctx context.Context) (any, int64, error) {
 		b, err := r.getRange(ctx, f.Index, off, fidxBloomUnit, f.IndexBytes)
 		if err != nil {
 			return nil, 0, err
 		}
-		if crc32Castagnoli(b[:fidxBloomBlock]) != leUint32(b[fidxBloomBlock:]) {
-			return nil, 0, corrupt(f.Index, off, "fragment index Bloom block checksum mismatch", nil)
-		}
-		return b[:fidxBloomBlock], 160, nil
+		return checkBloomUnit(f, off, b)
 	})
 	if err != nil {
 		return false, err
@@ -159,24 +156,118 @@ func (r *Reader) fidxDir(ctx context.Context, f Fragment, s *fidxSection) (*fidx
 }
 
 func (r *Reader) fidxBlock(ctx context.Context, f Fragment, s *fidxSection, d *fidxDir, i int) ([]fidxEntry, error) {
-	v, err := r.cache.GetOrLoad(ctx, "table/fidxk/"+f.Index+"/"+strconv.FormatInt(d.off[i], 10), func(ctx context.Context) (any, int64, error) {
+	v, err := r.cache.GetOrLoad(ctx, blockCacheKey(f, d.off[i]), func(ctx context.Context) (any, int64, error) {
 		b, err := r.getRange(ctx, f.Index, d.off[i], d.len[i], f.IndexBytes)
 		if err != nil {
 			return nil, 0, err
 		}
-		ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, f.Rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(ents) > 0 && ents[0].key != d.first[i] {
-			return nil, 0, corrupt(f.Index, d.off[i], "fragment index block disagrees with its directory", nil)
-		}
-		return ents, d.len[i]*3 + int64(len(ents))*48 + 128, nil
+		return decodeBlockUnit(f, s, d, i, b)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.([]fidxEntry), nil
+}
+
+func bloomCacheKey(f Fragment, off int64) string {
+	return "table/fidxb/" + f.Index + "/" + strconv.FormatInt(off, 10)
+}
+
+func blockCacheKey(f Fragment, off int64) string {
+	return "table/fidxk/" + f.Index + "/" + strconv.FormatInt(off, 10)
+}
+
+// checkBloomUnit verifies one Bloom unit (block + CRC) read at off and
+// returns the block and its cache size.
+func checkBloomUnit(f Fragment, off int64, b []byte) (any, int64, error) {
+	if crc32Castagnoli(b[:fidxBloomBlock]) != leUint32(b[fidxBloomBlock:]) {
+		return nil, 0, corrupt(f.Index, off, "fragment index Bloom block checksum mismatch", nil)
+	}
+	return b[:fidxBloomBlock:fidxBloomBlock], 160, nil
+}
+
+// decodeBlockUnit decodes block i of section s (bytes b) and returns its
+// entries and cache size.
+func decodeBlockUnit(f Fragment, s *fidxSection, d *fidxDir, i int, b []byte) (any, int64, error) {
+	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, f.Rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(ents) > 0 && ents[0].key != d.first[i] {
+		return nil, 0, corrupt(f.Index, d.off[i], "fragment index block disagrees with its directory", nil)
+	}
+	return ents, d.len[i]*3 + int64(len(ents))*48 + 128, nil
+}
+
+// prefetchSection reads section sec of f's index whole — its Bloom units in
+// one ranged read, its blocks in another — and caches every unit under the
+// key a probe would load it by, when probing keys keys would touch most of
+// them anyway (at least as many keys as units): a large probe set then
+// costs two requests per fragment instead of two per key. Units already
+// cached are kept. It does nothing for smaller probe sets or a section the
+// index lacks.
+func (r *Reader) prefetchSection(ctx context.Context, f Fragment, sec Section, keys int) error {
+	if keys < 2 {
+		return nil // not even a probe: read nothing
+	}
+	h, err := r.fidxHeader(ctx, f)
+	if err != nil {
+		return err
+	}
+	s := h.section(sec)
+	if s == nil {
+		return nil
+	}
+	if n := int64(s.bloomBlocks); n > 1 && int64(keys) >= n {
+		b, err := r.getRange(ctx, f.Index, s.bloomOff, n*fidxBloomUnit, f.IndexBytes)
+		if err != nil {
+			return err
+		}
+		for k := range n {
+			off := s.bloomOff + k*fidxBloomUnit
+			if _, hit := r.cache.Get(bloomCacheKey(f, off)); hit {
+				continue
+			}
+			v, size, err := checkBloomUnit(f, off, b[k*fidxBloomUnit:(k+1)*fidxBloomUnit])
+			if err != nil {
+				return err
+			}
+			r.cache.Add(bloomCacheKey(f, off), v, size)
+		}
+	}
+	if int64(keys)*fidxBlockRows < int64(s.entries) {
+		return nil // fewer keys than blocks: probe (the directory is not needed yet)
+	}
+	d, err := r.fidxDir(ctx, f, s)
+	if err != nil {
+		return err
+	}
+	nb := len(d.off)
+	if nb < 2 || keys < nb {
+		return nil
+	}
+	lo, hi := d.off[0], d.off[nb-1]+d.len[nb-1]
+	for i := range nb {
+		if d.off[i] < lo || d.off[i]+d.len[i] > hi {
+			return corrupt(f.Index, d.off[i], "fragment index blocks out of order", nil)
+		}
+	}
+	b, err := r.getRange(ctx, f.Index, lo, hi-lo, f.IndexBytes)
+	if err != nil {
+		return err
+	}
+	for i := range nb {
+		key := blockCacheKey(f, d.off[i])
+		if _, hit := r.cache.Get(key); hit {
+			continue
+		}
+		v, size, err := decodeBlockUnit(f, s, d, i, b[d.off[i]-lo:d.off[i]-lo+d.len[i]])
+		if err != nil {
+			return err
+		}
+		r.cache.Add(key, v, size)
+	}
+	return nil
 }
 
 // probe returns every entry of section sec of f's index whose key is key,
@@ -273,10 +364,11 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 			return r.scanLocate(ctx, s, f, uniq)
 		}
 		var locs []RowLoc
-		for _, id := range uniq {
-			if !mayHoldString(f.Stats[0], id) {
-				continue
-			}
+		in := slices.DeleteFunc(slices.Clone(uniq), func(id string) bool { return !mayHoldString(f.Stats[0], id) })
+		if err := r.prefetchSection(ctx, f, SectionID, len(in)); err != nil {
+			return nil, err
+		}
+		for _, id := range in {
 			ents, _, err := r.probe(ctx, f, SectionID, id)
 			if err != nil {
 				return nil, err
@@ -398,10 +490,11 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 			return r.scanAdjacent(ctx, s, f, col, uniq)
 		}
 		var es []Edge
-		for _, n := range uniq {
-			if !mayHoldString(f.Stats[col], n) {
-				continue
-			}
+		in := slices.DeleteFunc(slices.Clone(uniq), func(n string) bool { return !mayHoldString(f.Stats[col], n) })
+		if err := r.prefetchSection(ctx, f, end, len(in)); err != nil {
+			return nil, err
+		}
+		for _, n := range in {
 			ents, ok, err := r.probe(ctx, f, end, n)
 			if err != nil {
 				return nil, err
