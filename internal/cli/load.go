@@ -102,7 +102,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 		Branch: o.branch, From: o.from, Mode: mode, Actor: a.g.as, Progress: progress,
 	})
 	if err != nil {
-		return err
+		return a.reportConflict(err, o.json)
 	}
 	nodes, edges := sortedCounts(res.Nodes), sortedCounts(res.Edges)
 	if o.json {

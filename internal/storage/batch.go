@@ -68,6 +68,14 @@ func WithoutBatch(ctx context.Context) context.Context {
 	return context.WithValue(ctx, batchKey{}, (*Batch)(nil))
 }
 
+// ShareBatch returns ctx carrying the batch of from (or none): operations
+// under ctx keep ctx's cancellation and values but read (and join) from's
+// pending puts. A group commit's leader uses it so that each queued write
+// runs under its own context yet sees the chain's unflushed objects.
+func ShareBatch(ctx, from context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, batchOf(from))
+}
+
 func batchOf(ctx context.Context) *Batch {
 	b, _ := ctx.Value(batchKey{}).(*Batch)
 	return b
