@@ -283,6 +283,9 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 			_ = storage.Flush(bctx)
 			return
 		}
+		if g.testBeforePublish != nil {
+			g.testBeforePublish(lost)
+		}
 		// A write cancelled while staged is left out, and the others are
 		// staged again without it (the chain after it built on it).
 		var cancelled []*queuedWrite
@@ -298,9 +301,6 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 			}
 			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
 			continue
-		}
-		if g.testBeforePublish != nil {
-			g.testBeforePublish(lost)
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
 			_ = storage.Flush(bctx)
