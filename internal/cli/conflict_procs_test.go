@@ -27,8 +27,8 @@ node User {
 // prepared, then race the CAS. Updates of different rows of one type both
 // succeed every round (the loser rebases: its row is unchanged). Updates of
 // the same row: exactly one wins, the other exits 1 with the typed conflict
-// as its --json body (read_set_conflict naming User 'u1', updated), nothing
-// on stderr, and the row holds the winner's value (docs/write-path.md).
+// as its --json body (read_set_conflict naming User 'u1', updated) and the
+// error line on stderr, and the row holds the winner's value (docs/write-path.md).
 func TestProcsRowConflicts(t *testing.T) {
 	bin := omnigraphBin(t)
 	tmp := t.TempDir()
@@ -132,7 +132,7 @@ func TestProcsRowConflicts(t *testing.T) {
 				winner = i
 				continue
 			}
-			if o.code != 1 || o.stderr != "" {
+			if o.code != 1 || !strings.Contains(o.stderr, "write conflict on branch 'main': node User 'u1' was updated") {
 				t.Fatalf("round %d, same row, writer %d: exit %d, stderr %q", r, i, o.code, o.stderr)
 			}
 			var body struct {

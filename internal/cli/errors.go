@@ -98,15 +98,14 @@ func conflictBody(err error) (body conflictJSON, ok bool) {
 	return body, true
 }
 
-// reportConflict prints err's conflict body under --json and returns the
-// error to exit with: the same error, silent once printed.
+// reportConflict prints err's conflict body on stdout under --json (the
+// error line still goes to stderr, exit 1) and returns err.
 func (a *app) reportConflict(err error, asJSON bool) error {
 	if !asJSON {
 		return err
 	}
 	if body, ok := conflictBody(err); ok {
 		_ = a.printJSON(body)
-		return &SilentError{Err: err}
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -173,7 +174,7 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 	}
 	w := &queuedWrite{ctx: ctx, req: req, lead: make(chan struct{}), done: make(chan struct{})}
 	if req.forkAt != nil || g.maxBatch == 1 {
-		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w})
+		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil)
 		return w.commit, w.prep, w.err
 	}
 	q := g.queues.get(req.branch)
@@ -212,16 +213,20 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		}
 	}
 	// The leader is the first waiting write: it leads one batch, its own
-	// included, then hands over.
-	g.queues.mu.Lock()
-	n := min(len(q.waiting), g.maxBatch)
-	batch := slices.Clone(q.waiting[:n])
-	q.waiting = slices.Delete(q.waiting, 0, n)
-	for _, b := range batch {
-		b.taken = true
+	// included, then hands over. The batch takes what is queued once the
+	// head is read, and what queues while the writes ahead are staged.
+	pull := func(max int) []*queuedWrite {
+		g.queues.mu.Lock()
+		defer g.queues.mu.Unlock()
+		n := min(len(q.waiting), max)
+		batch := slices.Clone(q.waiting[:n])
+		q.waiting = slices.Delete(q.waiting, 0, n)
+		for _, b := range batch {
+			b.taken = true
+		}
+		return batch
 	}
-	g.queues.mu.Unlock()
-	g.commitBatch(context.WithoutCancel(ctx), req.branch, batch)
+	g.commitBatch(context.WithoutCancel(ctx), req.branch, nil, pull)
 	g.queues.mu.Lock()
 	if len(q.waiting) > 0 {
 		next := q.waiting[0]
@@ -235,26 +240,34 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 }
 
 // commitBatch publishes a batch of writes as one chain with one CAS,
-// retrying lost races, and finishes every write of it exactly once. ctx is
-// the leader's, without cancellation: each write's own context is honoured
-// at its staging and before the CAS.
-func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedWrite) {
-	live := batch
+// retrying lost races, and finishes every write of it exactly once: live
+// (a write published alone), or what pull takes from the branch's queue
+// (at most n writes a call) once the head is read and while the writes
+// taken are staged, up to Options.MaxBatch. ctx is the leader's, without
+// cancellation: each write's own context is honoured at its staging and
+// before the CAS.
+func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWrite, pull func(n int) []*queuedWrite) {
 	fail := func(ws []*queuedWrite, err error) {
 		for _, w := range ws {
 			w.finish(nil, nil, err)
 		}
 	}
-	newBranch := batch[0].req.forkAt != nil
+	more := func() {
+		if pull != nil && len(live) < g.maxBatch {
+			live = append(live, pull(g.maxBatch-len(live))...)
+		}
+	}
+	newBranch := len(live) > 0 && live[0].req.forkAt != nil
 	var head commit.Head
 	var base *commit.Commit
 	var err error
 	if newBranch {
-		head = commit.Head{Branch: branch, Commit: *batch[0].req.forkAt}
+		head = commit.Head{Branch: branch, Commit: *live[0].req.forkAt}
 		base, err = g.repo.Commit(ctx, head.Commit)
 	} else {
 		head, base, err = g.repo.Resolve(ctx, branch)
 	}
+	more()
 	if err != nil {
 		fail(live, err)
 		return
@@ -267,7 +280,11 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 		var members []*queuedWrite
 		touched := map[string]string{}
 		tip := base
-		for _, w := range live {
+		for i := 0; i < len(live); i++ {
+			w := live[i]
+			if i == len(live)-1 {
+				more() // writes that queued while those ahead were staged
+			}
 			c, tables, err := g.stage(bctx, w, branch, head, base, tip, newBranch)
 			switch {
 			case err != nil:
@@ -302,6 +319,11 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
 			continue
 		}
+		// Inline compaction rides in the same CAS, as the chain's last
+		// commit (a maintenance commit: it changes no content).
+		if c := g.chainCompaction(bctx, branch, head, tip, touched); c != nil {
+			chain = append(chain, c)
+		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
 			_ = storage.Flush(bctx)
 			fail(members, err)
@@ -319,7 +341,6 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 					*w.req.created = newBranch
 				}
 			}
-			g.autoCompact(ctx, branch, chain[len(chain)-1], touched)
 			for i, w := range members {
 				w.finish(chain[i], w.last, nil)
 			}
@@ -354,6 +375,53 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, batch []*queuedW
 		}
 		head, base, newBranch, live = newHead, newBase, false, members
 	}
+}
+
+// chainCompaction is the inline compaction of a batch (docs/maintenance.md):
+// of the tables the batch touched, those its tip leaves with more small
+// fragments than the threshold are compacted on the tip, and the result is
+// one maintenance commit on top of it, published with the batch. Its
+// failures never fail the writes (nil: no compaction).
+func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) *commit.Commit {
+	if !g.maint.auto || len(touched) == 0 {
+		return nil
+	}
+	snap, err := g.snapshotOf(ctx, tip, branch)
+	if err != nil {
+		g.autoErr(err)
+		return nil
+	}
+	tables := map[string]string{}
+	var summary []string
+	for _, tk := range sortedTableKeys(touched) {
+		s, err := g.readState(ctx, touched[tk])
+		if err != nil {
+			g.autoErr(err)
+			return nil
+		}
+		if !g.maint.needsAuto(s) {
+			continue
+		}
+		c, err := g.compactTable(ctx, snap, tk, true)
+		if err != nil {
+			g.autoErr(fmt.Errorf("optimize %s: %w", tk, err))
+			return nil
+		}
+		if c.to != "" {
+			tables[tk] = c.to
+			summary = append(summary, fmt.Sprintf("%s %d→%d", tk, c.removed, c.added))
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
+	if err != nil {
+		g.autoErr(err)
+		return nil
+	}
+	return c
 }
 
 // stage prepares one write of a batch on tip (the published head base, or

@@ -52,8 +52,9 @@ type Batch struct {
 
 type batchKey struct{}
 
-// maxBatchInFlight bounds the concurrent puts of one batch.
-const maxBatchInFlight = 32
+// maxBatchInFlight bounds the concurrent puts of one batch (a group
+// commit's batch holds the objects of many writes).
+const maxBatchInFlight = 128
 
 // WithBatch returns a context carrying a new batch.
 func WithBatch(ctx context.Context) context.Context {
