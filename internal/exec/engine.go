@@ -63,6 +63,9 @@ type Graph struct {
 	retryBudget time.Duration
 	maxBatch    int
 	queues      *writeQueues
+	// serial, if the store has one, lets writers of several processes
+	// take turns per branch (takeTurn).
+	serial storage.Serializer
 	maint       maintConfig
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
@@ -128,8 +131,9 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if batch <= 0 {
 		batch = DefaultMaxBatch
 	}
+	serial, _ := storage.SerializerOf(repo.Store())
 	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
-		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, maint: maintConfigOf(o)}
+		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o)}
 }
 
 // Init creates a graph at an empty location from a schema source. The

@@ -257,6 +257,13 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			live = append(live, pull(g.maxBatch-len(live))...)
 		}
 	}
+	// Writers of other processes on this machine take turns with this
+	// batch where the store can arrange it (a local directory), so their
+	// attempts are not thrown away by lost races; past the retry budget the
+	// batch goes ahead without its turn. Only the CAS decides.
+	if release := g.takeTurn(ctx, branch); release != nil {
+		defer release()
+	}
 	newBranch := len(live) > 0 && live[0].req.forkAt != nil
 	var head commit.Head
 	var base *commit.Commit
@@ -375,6 +382,23 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		}
 		head, base, newBranch, live = newHead, newBase, false, members
 	}
+}
+
+// takeTurn waits for this handle's turn to write branch among the writers
+// of other processes sharing the store (storage.Serializer), at most
+// Options.RetryBudget; nil means no turn (no serializer, a timeout, an
+// error) and the batch proceeds optimistically.
+func (g *Graph) takeTurn(ctx context.Context, branch string) func() {
+	if g.serial == nil {
+		return nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, g.retryBudget)
+	defer cancel()
+	release, err := g.serial.Serialize(tctx, "refs/heads/"+branch)
+	if err != nil {
+		return nil
+	}
+	return release
 }
 
 // chainCompaction is the inline compaction of a batch (docs/maintenance.md):
