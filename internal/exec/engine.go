@@ -66,7 +66,7 @@ type Graph struct {
 	// serial, if the store has one, lets writers of several processes
 	// take turns per branch (takeTurn).
 	serial storage.Serializer
-	maint       maintConfig
+	maint  maintConfig
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
 	// prepared and its objects are written, just before the CAS: the

@@ -96,7 +96,7 @@ func quantile(lat []time.Duration, q float64) time.Duration {
 // local disk and with 30 ms per request. b.N is the total number of
 // writes. It reports writes/s, p50 and p99 latency, and x_vs_1: the
 // throughput over the 1-writer case of the same store measured in the same
-// run (docs/write-path.md has the figures).
+// run (docs/performance.md, "Many writers", has the figures).
 //
 //	go test -run '^$' -bench 'BenchmarkWriters$' -benchtime 400x ./internal/exec
 func BenchmarkWriters(b *testing.B) {
