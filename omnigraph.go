@@ -42,6 +42,15 @@ type (
 	// PreconditionFailedError reports a conditional write whose branch head
 	// moved: nothing was written.
 	PreconditionFailedError = exec.PreconditionFailedError
+	// ReadSetChangedError reports a strict write that lost the publish race
+	// to a commit changing what it read (the row, by type and id, or the
+	// table or schema): nothing was written; it can be retried.
+	ReadSetChangedError = exec.ReadSetChangedError
+	// KeyConflictError reports a strict insert of an id that exists.
+	KeyConflictError = exec.KeyConflictError
+	// ContentionError reports a write that kept losing the publish race
+	// until its retry budget ran out: nothing was written.
+	ContentionError = exec.ContentionError
 )
 
 // Load modes.
@@ -67,6 +76,9 @@ var (
 	// ErrReadSetChanged: a strict write (update, delete, overwrite load)
 	// lost its publish to a commit that changed what it read.
 	ErrReadSetChanged = exec.ErrReadSetChanged
+	// ErrContention: a write kept losing the publish race until its retry
+	// budget ran out (*ContentionError); nothing was written.
+	ErrContention = exec.ErrContention
 	// ErrCommitNotFound: no commit has the given id.
 	ErrCommitNotFound = exec.ErrCommitNotFound
 	// ErrAmbiguousCommit: a commit-id prefix matching several commits (the

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
 )
@@ -43,4 +44,68 @@ func ExitCode(err error) int {
 		return 4 // spec/surfaces.md §1.6: a lost --if-commit race
 	}
 	return 1
+}
+
+// conflictJSON is the --json error body of a write conflict: the shape of
+// the server's 409 ErrorOutput (spec/surfaces.md §2.5), with
+// read_set_conflict or key_conflict when the conflict names one.
+type conflictJSON struct {
+	Error           string               `json:"error"`
+	Code            string               `json:"code"`
+	ReadSetConflict *readSetConflictJSON `json:"read_set_conflict,omitempty"`
+	KeyConflict     *keyConflictJSON     `json:"key_conflict,omitempty"`
+}
+
+type readSetConflictJSON struct {
+	Member     string  `json:"member"`
+	Expected   *string `json:"expected,omitempty"`
+	Actual     *string `json:"actual,omitempty"`
+	EntityKind *string `json:"entity_kind,omitempty"`
+	TypeName   *string `json:"type_name,omitempty"`
+	EntityID   *string `json:"entity_id,omitempty"`
+	Change     *string `json:"change,omitempty"`
+}
+
+type keyConflictJSON struct {
+	EntityKind string  `json:"entity_kind"`
+	TypeName   string  `json:"type_name"`
+	EntityID   *string `json:"entity_id,omitempty"`
+}
+
+// conflictBody renders a write conflict (a changed read set, a key
+// conflict, too much contention) as its --json body; ok is false for any
+// other error.
+func conflictBody(err error) (body conflictJSON, ok bool) {
+	var (
+		rs *omnigraph.ReadSetChangedError
+		kc *omnigraph.KeyConflictError
+	)
+	body = conflictJSON{Error: err.Error(), Code: "conflict"}
+	switch {
+	case errors.As(err, &rs):
+		o := &readSetConflictJSON{Member: rs.Member, Expected: strPtr(rs.Expected), Actual: strPtr(rs.Actual), Change: strPtr(rs.Change)}
+		if kind, name, ok := strings.Cut(rs.Member, ":"); ok && (kind == "node" || kind == "edge") {
+			o.EntityKind, o.TypeName, o.EntityID = &kind, &name, strPtr(rs.EntityID)
+		}
+		body.ReadSetConflict = o
+	case errors.As(err, &kc):
+		kind, name, _ := strings.Cut(kc.TypeKey, ":")
+		body.KeyConflict = &keyConflictJSON{EntityKind: kind, TypeName: name, EntityID: strPtr(kc.EntityID)}
+	case errors.Is(err, omnigraph.ErrContention):
+	default:
+		return conflictJSON{}, false
+	}
+	return body, true
+}
+
+// reportConflict prints err's conflict body on stdout under --json (the
+// error line still goes to stderr, exit 1) and returns err.
+func (a *app) reportConflict(err error, asJSON bool) error {
+	if !asJSON {
+		return err
+	}
+	if body, ok := conflictBody(err); ok {
+		_ = a.printJSON(body)
+	}
+	return err
 }

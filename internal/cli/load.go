@@ -125,7 +125,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 	// The bar is cleared before anything else is printed.
 	stopBar()
 	if err != nil {
-		return err
+		return a.reportConflict(err, o.json)
 	}
 	nodes, edges := sortedCounts(res.Nodes), sortedCounts(res.Edges)
 	if o.json {

@@ -74,10 +74,11 @@ func procsRun(bin string, l *procsLog, args ...string) (runResult, bool) {
 // procsBudgetMarks identify a write that ran out of rebases: under sustained
 // contention every attempt may lose its CAS to another process, and the
 // engine gives up after Options.MaxRetries rebases with nothing published
-// (writes and optimize: "gave up after N rebases"; merges: ReadSetChanged on
-// the target's graph head, docs/branching.md). That is a bounded-retry
-// outcome, not a conflict: the client runs the same command again.
-var procsBudgetMarks = []string{"gave up after", "read set changed: graph_head:"}
+// (writes: "too much contention" (*ContentionError); optimize: "gave up
+// after N rebases"; merges: ReadSetChanged on the target's graph head,
+// docs/branching.md). That is a bounded-retry outcome, not a conflict: the
+// client runs the same command again.
+var procsBudgetMarks = []string{"too much contention", "gave up after", "kept moving while this merge was planned"}
 
 // procsWrite runs a write, retrying it while it runs out of rebases (at most
 // 10 times); gaveUp counts those retries.

@@ -291,7 +291,7 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 		return err
 	}
 	if err != nil {
-		return err
+		return a.reportConflict(err, o.json)
 	}
 	if o.json {
 		out := struct {

@@ -6,6 +6,9 @@
 // A write is: the caller writes data files and table states under fresh
 // names, then calls Repo.Publish, which writes a commit object under a fresh
 // ULID name and CASes the branch ref from the captured base head to it.
+// Group commit builds several commits on top of each other with
+// Repo.NextCommit (the base need not be published) and makes the whole
+// chain visible with one CAS: Repo.PublishChain (TestPublishChain).
 //
 // Guarantees:
 //   - Atomic publish. Nothing a write produced is reachable before the ref

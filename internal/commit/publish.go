@@ -78,111 +78,189 @@ func (r *Repo) Publish(ctx context.Context, req PublishRequest) (Head, *Commit, 
 	if err != nil {
 		return Head{}, nil, err
 	}
+	h, err := r.PublishChain(ctx, req.Branch, req.Base, req.NewBranch, []*Commit{c})
+	if err != nil {
+		return Head{}, nil, err
+	}
+	return h, c, nil
+}
+
+// NextCommit builds, without writing anything, the commit req would publish
+// on top of base: base may be a commit not yet published, the previous link
+// of a chain (group commit, DESIGN §9). req.Base is ignored but for
+// req.NewBranch, which NextCommit validates like Publish.
+func (r *Repo) NextCommit(ctx context.Context, base *Commit, req PublishRequest) (*Commit, error) {
+	if r.readOnly {
+		return nil, ErrReadOnly
+	}
+	if err := r.check(ctx, req, false); err != nil {
+		return nil, err
+	}
+	return r.build(ctx, base, req)
+}
+
+// PublishChain makes a chain of prepared commits visible with one
+// compare-and-swap: chain[0]'s first parent must be head's commit and each
+// later commit's first parent the one before it (NextCommit builds them so).
+//
+//  1. write every commit object under its fresh ULID name (invisible:
+//     nothing refers to them yet; on a batching store concurrently);
+//  2. PutIfMatch the branch ref from head.ETag to the last commit (with
+//     newBranch, create the ref if absent instead).
+//
+// Nothing is visible before step 2; every commit of the chain is after it.
+// If the ref moved, PublishChain returns a *HeadMovedError carrying the
+// current head and the commit objects stay behind unreferenced (cleanup
+// reclaims them). On a precondition failure it re-reads the ref first: a
+// retried conditional PUT that actually won is reported as success.
+//
+// Cost with the base cached: N Puts (one batch) + 1 PutIfMatch; a lost CAS
+// adds 1 GET.
+//
+// INVARIANT: the ref CAS is the last durable step and the only one that
+// makes anything visible (TestCrashInProcess, TestCrashSubprocess);
+// concurrent publishers form one linear chain (TestConcurrentPublishLinear,
+// TestPublishChain).
+func (r *Repo) PublishChain(ctx context.Context, branch string, head Head, newBranch bool, chain []*Commit) (Head, error) {
+	if r.readOnly {
+		return Head{}, ErrReadOnly
+	}
+	if len(chain) == 0 {
+		return Head{}, fmt.Errorf("%w: empty commit chain", ErrInvalidRequest)
+	}
+	prev := head.Commit
+	for _, c := range chain {
+		if p, ok := c.Parent(); !ok || p != prev {
+			return Head{}, fmt.Errorf("%w: commit %s does not follow %s in the chain", ErrInvalidRequest, c.ID, prev)
+		}
+		prev = c.ID
+	}
+	last := chain[len(chain)-1]
 
 	if err := failpoint.Hit(FPBeforeCommitObject); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
-	if err := r.putCommit(ctx, c); err != nil {
-		return Head{}, nil, err
+	for _, c := range chain {
+		if err := r.putCommit(ctx, c); err != nil {
+			return Head{}, err
+		}
 	}
 	// The write's objects may have been sent concurrently (storage.Batching):
-	// all of them, the commit included, must be durable before the CAS,
+	// all of them, the commits included, must be durable before the CAS,
 	// which itself is never deferred.
 	if err := storage.Flush(ctx); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
 	ctx = storage.WithoutBatch(ctx)
 	if err := failpoint.Hit(FPAfterCommitObject); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
 
 	if err := failpoint.Hit(FPBeforeCAS); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Head{}, nil, err
+		return Head{}, err
 	}
-	next := Head{Branch: req.Branch, Commit: c.ID, Seq: req.Base.Seq + 1}
+	next := Head{Branch: branch, Commit: last.ID, Seq: head.Seq + 1}
 	var info storage.Info
 	var casErr error
-	if req.NewBranch {
+	if newBranch {
 		next.Seq = 1
-		info, casErr = r.store.PutIfAbsent(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq))
+		info, casErr = r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(last.ID, next.Seq))
 		if errors.Is(casErr, storage.ErrExists) {
 			// Treated like a lost CAS below: the ref names another commit.
 			casErr = fmt.Errorf("%w: %w", storage.ErrPrecondition, casErr)
 		}
 	} else {
-		info, casErr = r.store.PutIfMatch(ctx, RefKey(req.Branch), encodeRef(c.ID, next.Seq), req.Base.ETag)
+		info, casErr = r.store.PutIfMatch(ctx, RefKey(branch), encodeRef(last.ID, next.Seq), head.ETag)
 	}
 	if casErr == nil {
 		next.ETag = info.ETag
 		if err := failpoint.Hit(FPAfterCAS); err != nil {
-			return Head{}, nil, err
+			return Head{}, err
 		}
-		return next, c, nil
+		return next, nil
 	}
 
 	// The CAS failed or its outcome is unknown. The ref itself is the only
-	// truth: if it names our commit, an earlier attempt of the conditional
-	// PUT won (S3 can report 412 for a retried request that succeeded).
-	now, err := r.ref(ctx, req.Branch)
+	// truth: if it names our last commit, an earlier attempt of the
+	// conditional PUT won (S3 can report 412 for a retried request that
+	// succeeded).
+	now, err := r.ref(ctx, branch)
 	if err != nil {
 		if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
-			return Head{}, nil, err // e.g. the branch was deleted
+			return Head{}, err // e.g. the branch was deleted
 		}
-		return Head{}, nil, &OutcomeUnknownError{Branch: req.Branch, Commit: c.ID, Err: errors.Join(casErr, err)}
+		return Head{}, &OutcomeUnknownError{Branch: branch, Commit: last.ID, Err: errors.Join(casErr, err)}
 	}
-	if now.Commit == c.ID {
-		return now, c, nil
+	if now.Commit == last.ID {
+		return now, nil
 	}
 	if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
-		return Head{}, nil, &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
+		return Head{}, &HeadMovedError{Branch: branch, Expected: head, Actual: now}
 	}
-	return Head{}, nil, fmt.Errorf("advance %s: %w", RefKey(req.Branch), casErr)
+	return Head{}, fmt.Errorf("advance %s: %w", RefKey(branch), casErr)
 }
 
 // prepare validates req and builds the new commit without any store request
 // when the base (and merge parent) commits are cached.
 func (r *Repo) prepare(ctx context.Context, req PublishRequest) (*Commit, error) {
-	if err := ValidateBranchName(req.Branch); err != nil {
+	if err := r.check(ctx, req, true); err != nil {
 		return nil, err
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+	base, err := r.Commit(ctx, req.Base.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("base commit: %w", err)
+	}
+	return r.build(ctx, base, req)
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+}
+
+// check validates the parts of req that do not depend on the base commit;
+// withBase also checks req.Base.
+func (r *Repo) check(ctx context.Context, req PublishRequest, withBase bool) error {
+	if err := ValidateBranchName(req.Branch); err != nil {
+		return err
 	}
 	switch {
 	case req.NewBranch && req.Kind == KindMerge:
-		return nil, bad("a new branch cannot start with a merge")
+		return invalid("a new branch cannot start with a merge")
 	case req.NewBranch:
 		if err := r.checkNewBranch(ctx, req.Branch); err != nil {
 			var be *BranchError
 			if errors.As(err, &be) && be.Reason == "" {
 				// Created meanwhile: rebase onto it like any moved head.
 				if now, rerr := r.ref(ctx, req.Branch); rerr == nil {
-					return nil, &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
+					return &HeadMovedError{Branch: req.Branch, Expected: req.Base, Actual: now}
 				}
 			}
-			return nil, err
+			return err
 		}
+	case !withBase:
 	case req.Base.Branch != "" && req.Base.Branch != req.Branch:
-		return nil, bad("base head is of branch %q, publishing to %q", req.Base.Branch, req.Branch)
+		return invalid("base head is of branch %q, publishing to %q", req.Base.Branch, req.Branch)
 	case req.Base.ETag == "" || req.Base.Seq == 0:
-		return nil, bad("base head was not read from the store (no ETag)")
+		return invalid("base head was not read from the store (no ETag)")
 	}
 	switch {
 	case req.Kind == KindInit || !req.Kind.valid():
-		return nil, bad("kind %q cannot be published", req.Kind)
+		return invalid("kind %q cannot be published", req.Kind)
 	case (req.Kind == KindMerge) != (req.MergeParent != nil):
-		return nil, bad("merge parent must be given exactly for kind %q", KindMerge)
+		return invalid("merge parent must be given exactly for kind %q", KindMerge)
 	}
-	base, err := r.Commit(ctx, req.Base.Commit)
-	if err != nil {
-		return nil, fmt.Errorf("base commit: %w", err)
-	}
+	return nil
+}
+
+// build makes the commit of req on top of base.
+func (r *Repo) build(ctx context.Context, base *Commit, req PublishRequest) (*Commit, error) {
+	bad := invalid
 	parents := []ID{base.ID}
 	height := base.Height + 1
 	if req.MergeParent != nil {

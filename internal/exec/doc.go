@@ -11,20 +11,26 @@
 //     snapshot answers.
 //   - load*.go: load (append, merge, overwrite; streamed in chunks);
 //     mutate*.go: insert/update/delete mutations.
-//   - publish.go: the write pipeline and its one CAS retry loop
-//     (retryPublish, jittered back-off); table_write.go: the one writer of
-//     table states (writeTable), used by load, mutate, merge and compaction.
+//   - publish.go: the write pipeline (runWrite): per-branch group commit
+//     (a leader chains queued writes, one CAS), rebasing after lost races
+//     with jittered back-off and a bounded budget (*ContentionError);
+//     readset.go: the row-level read sets of strict mutations and the
+//     conflict rules (docs/write-path.md); table_write.go: the one writer
+//     of table states (writeTable), used by load, mutate, merge and
+//     compaction.
 //   - branch.go, merge*.go, diff*.go: branches, three-way merge with
 //     conflicts, entity diffs; maint.go, optimize.go, cleanup.go:
 //     maintenance (compaction, key indexes, reclaiming unreachable objects).
 //   - errors.go: every error type and sentinel of the package.
 //
-// Guarantees: a write publishes at most one commit, by the ref CAS, after
-// validating the complete change; a failure at any earlier step leaves the
+// Guarantees: a write publishes at most one commit, by the ref CAS (one CAS
+// may publish a chain of writes, each its own commit), after validating the
+// complete change on top of everything ahead of it; a failure at any earlier step leaves the
 // branch where it was and only unreferenced objects behind (cleanup
 // reclaims them). Every failure is a typed error (*value.Error,
 // *InputError, *ConstraintError, *KeyConflictError, *PreconditionFailedError,
-// *ReadSetChangedError, *MergeConflictsError, …) whose text matches
+// *ReadSetChangedError naming the row or table that changed,
+// *ContentionError, *MergeConflictsError, …) whose text matches
 // spec/languages.md; callers branch on the type, never on text.
 // Validation has no side effects.
 //

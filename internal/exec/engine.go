@@ -27,8 +27,15 @@ type Options struct {
 	CacheBytes int64
 	// Now supplies commit timestamps and now() in mutations (nil = time.Now).
 	Now func() time.Time
-	// MaxRetries bounds rebases after a lost CAS (0 = DefaultMaxRetries).
-	MaxRetries int
+	// MaxRetries bounds rebases after a lost CAS (0 = DefaultMaxRetries);
+	// RetryBudget bounds the time a write spends losing races (0 =
+	// DefaultRetryBudget). A write past either fails with *ContentionError.
+	MaxRetries  int
+	RetryBudget time.Duration
+	// MaxBatch bounds the writes one group commit chains into one CAS
+	// (0 = DefaultMaxBatch; 1 turns group commit off: every write
+	// publishes alone).
+	MaxBatch int
 	// NoAutoCompact turns off inline compaction after writes
 	// (docs/maintenance.md); Optimize still compacts on demand.
 	NoAutoCompact bool
@@ -56,8 +63,16 @@ type Graph struct {
 	snaps      *snapshot.Loader
 	now        func() time.Time
 	maxRetries int
-	maint      maintConfig
-	qlimits    QueryLimits
+	// retryBudget and maxBatch: Options.RetryBudget and Options.MaxBatch.
+	retryBudget time.Duration
+	maxBatch    int
+	queues      *writeQueues
+	// serial, if the store has one, lets writers of several processes
+	// take turns per branch (takeTurn).
+	serial storage.Serializer
+	maint  maintConfig
+	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
+	qlimits QueryLimits
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
 	// prepared and its objects are written, just before the CAS: the
@@ -114,7 +129,17 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if r <= 0 {
 		r = DefaultMaxRetries
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o),
+	budget := o.RetryBudget
+	if budget <= 0 {
+		budget = DefaultRetryBudget
+	}
+	batch := o.MaxBatch
+	if batch <= 0 {
+		batch = DefaultMaxBatch
+	}
+	serial, _ := storage.SerializerOf(repo.Store())
+	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
+		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o),
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
 }
 

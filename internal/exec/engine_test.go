@@ -41,6 +41,7 @@ query insert_company($name: String) { insert Company { name: $name } }
 query add_friend($from: String, $to: String) { insert Knows { from: $from, to: $to } }
 query set_age($name: String, $age: I32) { update Person set { age: $age } where name = $name }
 query bump_old($age: I32) { update Person set { age: $age } where age > 50 }
+query bump_over($min: I32, $age: I32) { update Person set { age: $age } where age > $min }
 query remove_person($name: String) { delete Person where name = $name }
 query remove_friendship($from: String) { delete Knows where from = $from }
 query insert_person_and_friend($name: String, $age: I32, $friend: String) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/value"
@@ -79,20 +80,72 @@ func (e *PreconditionFailedError) Error() string {
 // Is makes errors.Is(err, ErrPreconditionFailed) true.
 func (e *PreconditionFailedError) Is(target error) bool { return target == ErrPreconditionFailed }
 
-// ReadSetChangedError reports a strict write (update, delete, overwrite load)
-// that lost its CAS to a commit changing a table it read. Member names the
-// table ("node:Person") or "schema"; Expected and Actual are its state keys
-// at the write's base and at the new head.
+// ReadSetChangedError reports a strict write (update, delete, overwrite
+// load) that lost the publish race to a commit changing something it read,
+// or a merge whose target kept moving. The write had no effect; running it
+// again evaluates it on the new head.
+//
+// Member names what changed: a table ("node:User", "edge:Knows"), "schema",
+// or "graph_head:<branch>" (merge). For a row-level conflict EntityID is the
+// row's id (for a keyed node type, its key value) and Change says what
+// happened to it (ChangeUpdated, ChangeDeleted, ChangeInserted); for a
+// table-level member Change is ChangeChanged and EntityID is empty.
+// Expected is the commit the write read, Actual the head it lost to (commit
+// ids, never object paths).
 type ReadSetChangedError struct {
-	Member, Expected, Actual string
+	Member   string
+	EntityID string
+	Change   string
+	Branch   string
+	Expected string
+	Actual   string
 }
 
 func (e *ReadSetChangedError) Error() string {
-	return fmt.Sprintf("read set changed: %s moved from %s to %s", e.Member, e.Expected, e.Actual)
+	const tail = "; the write had no effect and can be retried"
+	on := ""
+	if e.Branch != "" {
+		on = fmt.Sprintf(" on branch '%s'", e.Branch)
+	}
+	since := ""
+	if e.Actual != "" {
+		since = fmt.Sprintf(" (read at %s, head now %s)", e.Expected, e.Actual)
+	}
+	kind, name, _ := strings.Cut(e.Member, ":")
+	switch {
+	case e.Member == "schema":
+		return fmt.Sprintf("write conflict%s: the schema changed after this write read it%s%s", on, since, tail)
+	case kind == "graph_head":
+		return fmt.Sprintf("write conflict: branch '%s' kept moving while this merge was planned%s; the merge had no effect and can be retried", name, since)
+	case e.EntityID != "":
+		return fmt.Sprintf("write conflict%s: %s %s '%s' was %s by another commit after this write read it%s%s", on, kind, name, e.EntityID, e.Change, since, tail)
+	}
+	return fmt.Sprintf("write conflict%s: %s table %s was changed by another commit after this write read it%s%s", on, kind, name, since, tail)
 }
 
 // Is makes errors.Is(err, ErrReadSetChanged) true.
 func (e *ReadSetChangedError) Is(target error) bool { return target == ErrReadSetChanged }
+
+// ErrContention: a write kept losing the publish race until its retry
+// budget ran out (*ContentionError).
+var ErrContention = errors.New("too much write contention")
+
+// ContentionError reports a write that lost the publish compare-and-swap
+// Attempts times within Elapsed and gave up (Options.MaxRetries,
+// Options.RetryBudget). It had no effect and can be retried later.
+type ContentionError struct {
+	Branch   string
+	Attempts int
+	Elapsed  time.Duration
+}
+
+func (e *ContentionError) Error() string {
+	return fmt.Sprintf("too much contention on branch '%s': the write lost the publish race %d times in %s; it had no effect and can be retried later",
+		e.Branch, e.Attempts, e.Elapsed.Round(time.Millisecond))
+}
+
+// Is makes errors.Is(err, ErrContention) true.
+func (e *ContentionError) Is(target error) bool { return target == ErrContention }
 
 // InputError is a rejected JSONL line. Field names the offending jsonMember
 // ("type", "from", "data.age", ...) or is empty for whole-line problems such

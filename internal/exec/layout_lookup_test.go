@@ -170,7 +170,7 @@ func checkFragSet(t *testing.T, snap *snapshot.Snapshot, st *table.State, tk, wh
 
 // TestMatchingNodesKeyPath runs random multi-statement mutations twice on
 // the same snapshot, with and without the key lookup of matchingNodes, and
-// compares the staged deltas and counts.
+// compares the staged deltas, counts and row-level read sets.
 func TestMatchingNodesKeyPath(t *testing.T) {
 	ctx := context.Background()
 	g, step := lookupGraph(t, Options{NoAutoCompact: true})
@@ -210,6 +210,13 @@ func TestMatchingNodesKeyPath(t *testing.T) {
 					}
 					for _, n := range slices.Sorted(maps.Keys(d.Edges)) {
 						out[i] += fmt.Sprintf("\n%s edge upserts=%d deletes=%v", n, len(d.Edges[n].Upserts), d.Edges[n].Deletes)
+					}
+				}
+				// The row-level read set is the same on both paths too.
+				for _, r := range x.reads {
+					out[i] += fmt.Sprintf("\nread %s", r.tk)
+					for _, id := range slices.Sorted(maps.Keys(r.rows)) {
+						out[i] += fmt.Sprintf(" %s=%x", id, r.rows[id])
 					}
 				}
 				if !off && x.affectedNodes > 0 {

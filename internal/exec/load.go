@@ -122,7 +122,7 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 			if snap.Commit().Schema != base.Schema {
 				// The input was converted under the old schema and cannot be
 				// re-read: every mode treats a schema change as a conflict.
-				return nil, &ReadSetChangedError{Member: "schema", Expected: base.Schema, Actual: snap.Commit().Schema}
+				return nil, &ReadSetChangedError{Member: "schema", Change: ChangeChanged, Branch: branch, Expected: base.ID.String(), Actual: snap.Commit().ID.String()}
 			}
 			p, err := s.prepare(ctx, snap)
 			if err != nil {

@@ -121,7 +121,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 	}, func(_ int, err error) error {
 		var moved *commit.HeadMovedError
 		errors.As(err, &moved)
-		return &ReadSetChangedError{Member: "graph_head:" + target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+		return &ReadSetChangedError{Member: "graph_head:" + target, Change: ChangeChanged, Branch: target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
 	})
 	if err != nil {
 		return nil, err

@@ -36,8 +36,12 @@ type MutationResult struct {
 // nothing.
 //
 // Insert-only mutations that lose the publish race re-run against the new
-// head. Mutations with an update or delete fail with *ReadSetChangedError
-// if a table they read changed meanwhile, and re-run otherwise.
+// head. Mutations with an update or delete (strict) re-run too, and rebase
+// if every statement matched exactly the same committed rows with the same
+// images; otherwise they fail with *ReadSetChangedError naming the first
+// row that changed (row-level read sets, readset.go). Writes queued in one
+// handle are group-committed (publish.go): each runs on top of the ones
+// ahead of it, so it sees them and never conflicts with them.
 func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, params map[string]any, o MutateOptions) (*MutationResult, error) {
 	if plan == nil || !plan.IsMutation() {
 		return nil, ErrNotMutation
@@ -47,12 +51,6 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 	for _, m := range plan.Mutations {
 		if m.Kind != query.MutInsertNode && m.Kind != query.MutInsertEdge {
 			strict = true
-		}
-	}
-	var readSet []string
-	for _, refs := range [][]query.TableRef{plan.Reads, plan.Writes} {
-		for _, r := range refs {
-			readSet = append(readSet, r.String())
 		}
 	}
 	var res MutationResult
@@ -66,7 +64,9 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 			}
 			res = MutationResult{AffectedNodes: x.affectedNodes, AffectedEdges: x.affectedEdges}
 			if x.affectedNodes == 0 && x.affectedEdges == 0 {
-				return &prepared{noop: true}, nil
+				// Still carries its reads: a rerun after a lost race that
+				// now matches nothing is a conflict, not a silent no-op.
+				return &prepared{noop: true, strict: strict, rows: x.reads}, nil
 			}
 			d, err := x.delta(ctx)
 			if err != nil {
@@ -75,7 +75,7 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 			if err := Validate(ctx, snap.Catalog(), snap, d); err != nil {
 				return nil, err
 			}
-			return &prepared{delta: d, strict: strict, readSet: readSet}, nil
+			return &prepared{delta: d, strict: strict, rows: x.reads}, nil
 		},
 	})
 	if err != nil {
@@ -116,6 +116,9 @@ type mutExec struct {
 	edges map[string]*mutTable
 
 	affectedNodes, affectedEdges int64
+	// reads records, per reading statement, the committed rows it matched
+	// (the row-level read set, readset.go).
+	reads []*rowRead
 }
 
 func (x *mutExec) table(m map[string]*mutTable, name string) *mutTable {
@@ -274,7 +277,7 @@ func (m matcher) match(v any) bool {
 
 // liveNodes calls fn for each live row of a node type in the overlay:
 // committed rows not shadowed or deleted, then pending rows.
-func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id string, get func(string) any, row func() Row)) error {
+func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id string, committed bool, get func(string) any, row func() Row)) error {
 	t := x.table(x.nodes, nt.Name)
 	ct, err := x.snap.Nodes(ctx, nt.Name)
 	if err != nil {
@@ -284,7 +287,7 @@ func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id
 		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
 			continue
 		}
-		fn(id, func(p string) any { return ct.Value(i, p) }, func() Row {
+		fn(id, true, func(p string) any { return ct.Value(i, p) }, func() Row {
 			vals := make(map[string]any, len(nt.Props))
 			for _, p := range nt.Props {
 				vals[p.Name] = ct.Value(i, p.Name)
@@ -297,12 +300,12 @@ func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id
 		if !ok || t.deleted[id] {
 			continue
 		}
-		fn(id, func(p string) any { return r.Values[p] }, func() Row { return r })
+		fn(id, false, func(p string) any { return r.Values[p] }, func() Row { return r })
 	}
 	return nil
 }
 
-func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id, src, dst string, get func(string) any)) error {
+func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id, src, dst string, committed bool, get func(string) any)) error {
 	t := x.table(x.edges, et.Name)
 	ct, err := x.snap.Edges(ctx, et.Name)
 	if err != nil {
@@ -312,14 +315,14 @@ func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id
 		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
 			continue
 		}
-		fn(id, ct.Src[i], ct.Dst[i], func(p string) any { return ct.Value(i, p) })
+		fn(id, ct.Src[i], ct.Dst[i], true, func(p string) any { return ct.Value(i, p) })
 	}
 	for _, id := range t.order {
 		r, ok := t.pending[id]
 		if !ok || t.deleted[id] {
 			continue
 		}
-		fn(id, r.Src, r.Dst, func(p string) any { return r.Values[p] })
+		fn(id, r.Src, r.Dst, false, func(p string) any { return r.Values[p] })
 	}
 	return nil
 }
@@ -354,8 +357,12 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 		return err
 	}
 	var updated []Row
-	err = x.matchingNodes(ctx, nt, p, m, func(id string, row func() Row) {
+	rd := x.read(snapshot.NodeKey(nt.Name))
+	err = x.matchingNodes(ctx, nt, p, m, func(id string, committed bool, row func() Row) {
 		r := row()
+		if committed {
+			rd.add(id, nodeImage(nt, r))
+		}
 		vals := maps.Clone(r.Values)
 		maps.Copy(vals, set)
 		updated = append(updated, Row{ID: id, Values: vals})
@@ -385,8 +392,12 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 		return err
 	}
 	gone := map[string]bool{}
-	err = x.matchingNodes(ctx, nt, p, m, func(id string, _ func() Row) {
+	rd := x.read(snapshot.NodeKey(nt.Name))
+	err = x.matchingNodes(ctx, nt, p, m, func(id string, committed bool, row func() Row) {
 		gone[id] = true
+		if committed {
+			rd.add(id, nodeImage(nt, row()))
+		}
 	})
 	if err != nil {
 		return err
@@ -406,9 +417,13 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 			continue
 		}
 		var hit []string
-		err := x.liveEdges(ctx, et, func(id, src, dst string, _ func(string) any) {
+		erd := x.read(snapshot.EdgeKey(et.Name))
+		err := x.liveEdges(ctx, et, func(id, src, dst string, committed bool, get func(string) any) {
 			if (et.From == nt.Name && gone[src]) || (et.To == nt.Name && gone[dst]) {
 				hit = append(hit, id)
+				if committed {
+					erd.add(id, edgeImage(et, src, dst, get))
+				}
 			}
 		})
 		if err != nil {
@@ -438,7 +453,8 @@ func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 		return err
 	}
 	var hit []string
-	err = x.liveEdges(ctx, et, func(id, src, dst string, get func(string) any) {
+	rd := x.read(snapshot.EdgeKey(et.Name))
+	err = x.liveEdges(ctx, et, func(id, src, dst string, committed bool, get func(string) any) {
 		var v any
 		switch col {
 		case "from":
@@ -450,6 +466,9 @@ func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 		}
 		if m.match(v) {
 			hit = append(hit, id)
+			if committed {
+				rd.add(id, edgeImage(et, src, dst, get))
+			}
 		}
 	})
 	if err != nil {

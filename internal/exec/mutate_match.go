@@ -17,15 +17,15 @@ import (
 // match, the row with id v: it is found through the fragments' id indexes
 // instead of walking every row. Pending rows are few and always walked.
 // TestMatchingNodesKeyPath compares both paths on random overlays.
-func (x *mutExec) matchingNodes(ctx context.Context, nt *schema.NodeType, p *schema.Property, m matcher, fn func(id string, row func() Row)) error {
+func (x *mutExec) matchingNodes(ctx context.Context, nt *schema.NodeType, p *schema.Property, m matcher, fn func(id string, committed bool, row func() Row)) error {
 	done, err := x.committedByKey(ctx, nt, p, m, fn)
 	if err != nil {
 		return err
 	}
 	if !done {
-		return x.liveNodes(ctx, nt, func(id string, get func(string) any, row func() Row) {
+		return x.liveNodes(ctx, nt, func(id string, committed bool, get func(string) any, row func() Row) {
 			if m.match(get(p.Name)) {
-				fn(id, row)
+				fn(id, committed, row)
 			}
 		})
 	}
@@ -35,14 +35,14 @@ func (x *mutExec) matchingNodes(ctx context.Context, nt *schema.NodeType, p *sch
 		if !ok || t.deleted[id] || !m.match(r.Values[p.Name]) {
 			continue
 		}
-		fn(id, func() Row { return r })
+		fn(id, false, func() Row { return r })
 	}
 	return nil
 }
 
 // committedByKey is the committed half of matchingNodes for a key
 // equality; done is false when the shortcut does not apply.
-func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *schema.Property, m matcher, fn func(id string, row func() Row)) (done bool, err error) {
+func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *schema.Property, m matcher, fn func(id string, committed bool, row func() Row)) (done bool, err error) {
 	v, isStr := m.right.(string)
 	if x.noKeyPath || m.op != query.OpEq || !isStr || len(nt.Key) != 1 || nt.Key[0] != p.Name ||
 		(p.Type.Kind != schema.KindString && p.Type.Kind != schema.KindEnum) {
@@ -56,7 +56,7 @@ func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *sc
 		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !m.match(vals[p.Name]) {
 			return true, nil
 		}
-		fn(id, func() Row { return Row{ID: id, Values: maps.Clone(vals)} })
+		fn(id, true, func() Row { return Row{ID: id, Values: maps.Clone(vals)} })
 		return true, nil
 	}
 	fs, err := x.snap.Layout(ctx, snapshot.NodeKey(nt.Name))
@@ -76,7 +76,7 @@ func (x *mutExec) committedByKey(ctx context.Context, nt *schema.NodeType, p *sc
 	if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !m.match(d.Cols[p.Name][off]) {
 		return true, nil
 	}
-	fn(id, func() Row {
+	fn(id, true, func() Row {
 		vals := make(map[string]any, len(nt.Props))
 		for _, q := range nt.Props {
 			vals[q.Name] = d.Cols[q.Name][off]

@@ -124,9 +124,15 @@ func TestEngineMutateIfCommit(t *testing.T) {
 		t.Fatalf("conditional no-op: %+v %v", res, err)
 	}
 	// Losing the CAS race is a precondition failure too, never retried.
+	// (The racing write uses another handle: this one is inside its own
+	// group commit.)
+	other, err := Open(ctx, g.st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	g.testBeforePublish = func(attempt int) {
 		g.testBeforePublish = nil
-		if _, err := g.Mutate(ctx, "main", engPlan(t, g, "insert_company"), map[string]any{"name": "Initech"}, MutateOptions{}); err != nil {
+		if _, err := other.Mutate(ctx, "main", engPlan(t, other, "insert_company"), map[string]any{"name": "Initech"}, MutateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

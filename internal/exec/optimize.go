@@ -68,34 +68,6 @@ func (g *Graph) Optimize(ctx context.Context, branch string) (*OptimizeResult, e
 	return g.optimize(ctx, branchOr(branch), nil, false)
 }
 
-// autoCompact runs after a successful logical publish: it compacts the
-// tables the write touched that now hold more than the threshold of small
-// fragments, as a separate maintenance commit, within the inline budget.
-// Its failures never fail the write, which is already visible; the next
-// write retries.
-func (g *Graph) autoCompact(ctx context.Context, branch string, c *commit.Commit, touched map[string]string) {
-	if !g.maint.auto || len(touched) == 0 {
-		return
-	}
-	only := map[string]bool{}
-	for tk, key := range touched {
-		s, err := g.readState(ctx, key)
-		if err != nil {
-			g.autoErr(err)
-			return
-		}
-		if g.maint.needsAuto(s) {
-			only[tk] = true
-		}
-	}
-	if len(only) == 0 {
-		return
-	}
-	if _, err := g.optimize(ctx, branch, only, true); err != nil {
-		g.autoErr(err)
-	}
-}
-
 func (g *Graph) autoErr(err error) {
 	if g.maint.onAutoErr != nil {
 		g.maint.onAutoErr(err)

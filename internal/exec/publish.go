@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -34,9 +37,12 @@ type prepared struct {
 	// always commits).
 	noop bool
 	// strict marks update/delete/overwrite writes: after a lost CAS they
-	// may rebase only if no table in readSet (and not the schema) changed.
+	// rebase only if what they read is unchanged (readSetConflict): the
+	// schema, the tables of readSet (table-level: overwrite loads) and the
+	// rows of rows (row-level: mutations).
 	strict  bool
 	readSet []string
+	rows    []*rowRead
 	// write, if set, makes the change durable instead of writeTables (a
 	// streaming load, whose row images were written to fragments while the
 	// input was read and are no longer in delta). Same contract as
@@ -49,6 +55,9 @@ type prepared struct {
 }
 
 // writeRequest is what runWrite needs besides the per-attempt preparation.
+// Every kind of logical write (load, mutate, and whatever comes next, such
+// as a schema apply) is one writeRequest: runWrite gives it group commit,
+// rebasing and the conflict rules without knowing what it changes.
 type writeRequest struct {
 	branch   string
 	ifCommit string
@@ -56,184 +65,476 @@ type writeRequest struct {
 	actor    string
 	message  string
 	// prepare stages the change against a snapshot of the current head; it
-	// runs again, from scratch, after every lost CAS that may rebase.
+	// runs again, from scratch, after every lost CAS that may rebase. Its
+	// context carries the write's cancellation and the attempt's batch (so
+	// it reads the unflushed objects of the writes chained before it).
 	prepare func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error)
 	// forkAt, if set, means branch does not exist yet: the write builds on
 	// that commit and its publish creates the branch (atomically with the
 	// write). If the branch appears meanwhile the write rebases onto it.
+	// Such a write is published alone, never group-committed.
 	forkAt *commit.ID
 	// created, if set, reports whether this write created the branch.
 	created *bool
 }
 
+// Group commit bounds (DESIGN §9).
+const (
+	// DefaultMaxBatch bounds the writes one leader chains into one CAS.
+	DefaultMaxBatch = 64
+	// maxQueued bounds the writes queued or in flight on one branch of one
+	// handle; more wait to enter the queue.
+	maxQueued = 1024
+	// DefaultRetryBudget bounds the time one write spends losing publish
+	// races before it fails with *ContentionError.
+	DefaultRetryBudget = 20 * time.Second
+)
+
+// writeQueues holds a handle's per-branch queues of writes waiting for
+// group commit.
+type writeQueues struct {
+	mu       sync.Mutex
+	byBranch map[string]*writeQueue
+}
+
+// writeQueue is one branch's FIFO of writes. At most one write of it leads
+// at a time (leading); when the leader's batch is done it promotes the
+// first waiting write, which leads the next batch.
+type writeQueue struct {
+	waiting []*queuedWrite
+	leading bool
+	slots   chan struct{}
+}
+
+func (qs *writeQueues) get(branch string) *writeQueue {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	q := qs.byBranch[branch]
+	if q == nil {
+		q = &writeQueue{slots: make(chan struct{}, maxQueued)}
+		qs.byBranch[branch] = q
+	}
+	return q
+}
+
+// queuedWrite is one write in a group commit, with its outcome and the
+// state its leader keeps across the attempts of its batch.
+type queuedWrite struct {
+	ctx  context.Context
+	req  writeRequest
+	lead chan struct{} // closed when promoted to leader
+	done chan struct{} // closed when the outcome is set
+	// promoted and taken are guarded by writeQueues.mu.
+	promoted, taken bool
+
+	commit *commit.Commit
+	prep   *prepared
+	err    error
+
+	// The previous staging of this write (leader only): what it read, on
+	// which snapshot, over which published head.
+	last     *prepared
+	lastSnap *snapshot.Snapshot
+	lastBase *commit.Commit
+}
+
+func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
+	w.commit, w.prep, w.err = c, p, err
+	close(w.done)
+}
+
 // runWrite is the common write pipeline (docs/write-path.md): capture the
 // head, prepare and validate against it, write fragments, deletion vectors
-// and table states under fresh names, then publish with one CAS. A lost CAS
-// re-prepares from the new head (insert-only writes) or fails with
-// *ReadSetChangedError when a strict write's read set changed; a conditional
-// write fails with *PreconditionFailedError and is never retried.
+// and table states under fresh names, then publish with one CAS.
+//
+// Writes to one branch of one handle are group-committed: they queue, and
+// one of them, the leader, takes up to Options.MaxBatch queued writes in
+// arrival order, stages each on top of the previous one (so each sees the
+// writes ahead of it), and publishes the whole chain — one commit per write
+// — with one CAS. A write that fails validation is left out; the others
+// land. A queued write whose context ends before its leader takes it leaves
+// no trace; one taken into a batch is left out if its context ends before
+// the CAS.
+//
+// A lost CAS (another process published) re-stages the batch on the new
+// head: insert-only writes rebase; a strict write rebases only if what it
+// read is unchanged and fails with *ReadSetChangedError otherwise
+// (readSetConflict); a conditional write fails with
+// *PreconditionFailedError and is never retried. After Options.MaxRetries
+// lost races or Options.RetryBudget the batch's writes fail with
+// *ContentionError.
 //
 // It returns the published commit, or nil when the change was a no-op.
 //
 // INVARIANT: nothing a write produces is visible before the publish CAS, and
 // a failure at any step leaves the branch at its old head
-// (TestEngineLoadCrashPoints, TestEngineStrictRace).
+// (TestEngineLoadCrashPoints, TestEngineStrictRace, TestGroupCommit).
 func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit, *prepared, error) {
-	newBranch := req.forkAt != nil
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	w := &queuedWrite{ctx: ctx, req: req, lead: make(chan struct{}), done: make(chan struct{})}
+	if req.forkAt != nil || g.maxBatch == 1 {
+		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil)
+		return w.commit, w.prep, w.err
+	}
+	q := g.queues.get(req.branch)
+	select {
+	case q.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() { <-q.slots }()
+
+	g.queues.mu.Lock()
+	q.waiting = append(q.waiting, w)
+	if !q.leading {
+		q.leading, w.promoted = true, true
+	}
+	lead := w.promoted
+	g.queues.mu.Unlock()
+	if !lead {
+		select {
+		case <-w.lead:
+		case <-w.done:
+			return w.commit, w.prep, w.err
+		case <-ctx.Done():
+			g.queues.mu.Lock()
+			if !w.promoted && !w.taken {
+				q.waiting = slices.DeleteFunc(q.waiting, func(o *queuedWrite) bool { return o == w })
+				g.queues.mu.Unlock()
+				return nil, nil, ctx.Err()
+			}
+			lead = w.promoted
+			g.queues.mu.Unlock()
+			if !lead {
+				<-w.done
+				return w.commit, w.prep, w.err
+			}
+		}
+	}
+	// The leader is the first waiting write: it leads one batch, its own
+	// included, then hands over. The batch takes what is queued once the
+	// head is read, and what queues while the writes ahead are staged.
+	pull := func(max int) []*queuedWrite {
+		g.queues.mu.Lock()
+		defer g.queues.mu.Unlock()
+		n := min(len(q.waiting), max)
+		batch := slices.Clone(q.waiting[:n])
+		q.waiting = slices.Delete(q.waiting, 0, n)
+		for _, b := range batch {
+			b.taken = true
+		}
+		return batch
+	}
+	g.commitBatch(context.WithoutCancel(ctx), req.branch, nil, pull)
+	g.queues.mu.Lock()
+	if len(q.waiting) > 0 {
+		next := q.waiting[0]
+		next.promoted = true
+		close(next.lead)
+	} else {
+		q.leading = false
+	}
+	g.queues.mu.Unlock()
+	return w.commit, w.prep, w.err
+}
+
+// commitBatch publishes a batch of writes as one chain with one CAS,
+// retrying lost races, and finishes every write of it exactly once: live
+// (a write published alone), or what pull takes from the branch's queue
+// (at most n writes a call) once the head is read and while the writes
+// taken are staged, up to Options.MaxBatch. ctx is the leader's, without
+// cancellation: each write's own context is honoured at its staging and
+// before the CAS.
+func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWrite, pull func(n int) []*queuedWrite) {
+	fail := func(ws []*queuedWrite, err error) {
+		for _, w := range ws {
+			w.finish(nil, nil, err)
+		}
+	}
+	more := func() {
+		if pull != nil && len(live) < g.maxBatch {
+			live = append(live, pull(g.maxBatch-len(live))...)
+		}
+	}
+	// Writers of other processes on this machine take turns with this
+	// batch where the store can arrange it (a local directory), so their
+	// attempts are not thrown away by lost races; past the retry budget the
+	// batch goes ahead without its turn. Only the CAS decides.
+	if release := g.takeTurn(ctx, branch); release != nil {
+		defer release()
+	}
+	newBranch := len(live) > 0 && live[0].req.forkAt != nil
 	var head commit.Head
 	var base *commit.Commit
 	var err error
 	if newBranch {
-		head = commit.Head{Branch: req.branch, Commit: *req.forkAt}
-		base, err = g.repo.Commit(ctx, *req.forkAt)
+		head = commit.Head{Branch: branch, Commit: *live[0].req.forkAt}
+		base, err = g.repo.Commit(ctx, head.Commit)
 	} else {
-		head, base, err = g.repo.Resolve(ctx, req.branch)
+		head, base, err = g.repo.Resolve(ctx, branch)
 	}
+	more()
 	if err != nil {
-		return nil, nil, err
+		fail(live, err)
+		return
 	}
-	if req.ifCommit != "" && head.Commit.String() != req.ifCommit {
-		// Maintenance commits on top of the expected one change no content.
-		if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, base); err != nil || !ok {
-			return nil, nil, &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: head.Commit.String()}
-		}
-	}
-	var p *prepared
-	var published *commit.Commit
-	err = g.retryPublish(ctx, func(attempt int, moved *commit.HeadMovedError) error {
-		if moved != nil {
-			// Rebase onto the head that won, unless the write may not.
-			newHead := moved.Actual
-			if newHead.ETag == "" || newHead.Seq == 0 {
-				if newHead, err = g.repo.Head(ctx, req.branch); err != nil {
-					return err
-				}
+	start := time.Now()
+	lost := 0
+	for {
+		bctx := storage.WithBatch(ctx)
+		var chain []*commit.Commit
+		var members []*queuedWrite
+		touched := map[string]string{}
+		tip := base
+		for i := 0; i < len(live); i++ {
+			w := live[i]
+			if i == len(live)-1 {
+				more() // writes that queued while those ahead were staged
 			}
-			newBranch = false
-			newBase, err := g.repo.Commit(ctx, newHead.Commit)
-			if err != nil {
-				return err
+			c, tables, err := g.stage(bctx, w, branch, head, base, tip, newBranch)
+			switch {
+			case err != nil:
+				w.finish(nil, nil, err) // left out of the chain
+			case c == nil:
+				w.finish(nil, w.last, nil) // no-op: nothing to publish
+			default:
+				chain, members, tip = append(chain, c), append(members, w), c
+				maps.Copy(touched, tables)
 			}
-			if req.ifCommit != "" {
-				if ok, err := g.onlyMaintenanceSince(ctx, req.ifCommit, newBase); err != nil || !ok {
-					return &PreconditionFailedError{Branch: req.branch, Expected: req.ifCommit, Actual: newHead.Commit.String()}
-				}
-			}
-			if p.strict {
-				if err := g.readSetChanged(ctx, base, newBase, p.readSet); err != nil {
-					return err
-				}
-			}
-			head, base = newHead, newBase
 		}
-		snap, err := g.snapshotOf(ctx, base, req.branch)
-		if err != nil {
-			return err
-		}
-		if p, err = req.prepare(ctx, snap); err != nil {
-			return err
-		}
-		if p.noop {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := failpoint.Hit(FPBeforeWrite); err != nil {
-			return err
-		}
-		// On a batching store (S3) every object of the attempt is sent
-		// concurrently; Publish waits for them all before its CAS.
-		wctx := storage.WithBatch(ctx)
-		var tables map[string]string
-		if p.write != nil {
-			tables, err = p.write(wctx, snap)
-		} else {
-			tables, err = g.writeTables(wctx, snap, p.delta)
-		}
-		if err != nil {
-			_ = storage.Flush(wctx)
-			return err
+		if len(chain) == 0 {
+			_ = storage.Flush(bctx)
+			return
 		}
 		if g.testBeforePublish != nil {
-			g.testBeforePublish(attempt)
+			g.testBeforePublish(lost)
+		}
+		// A write cancelled while staged is left out, and the others are
+		// staged again without it (the chain after it built on it).
+		var cancelled []*queuedWrite
+		for _, w := range members {
+			if w.ctx.Err() != nil {
+				cancelled = append(cancelled, w)
+			}
+		}
+		if len(cancelled) > 0 {
+			_ = storage.Flush(bctx)
+			for _, w := range cancelled {
+				w.finish(nil, nil, w.ctx.Err())
+			}
+			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
+			continue
+		}
+		// Inline compaction rides in the same CAS, as the chain's last
+		// commit (a maintenance commit: it changes no content).
+		if c := g.chainCompaction(bctx, branch, head, tip, touched); c != nil {
+			chain = append(chain, c)
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
-			_ = storage.Flush(wctx)
-			return err
+			_ = storage.Flush(bctx)
+			fail(members, err)
+			return
 		}
-		if err := ctx.Err(); err != nil {
-			_ = storage.Flush(wctx)
-			return err
+		_, err := g.repo.PublishChain(bctx, branch, head, newBranch, chain)
+		_ = storage.Flush(bctx) // no-op unless PublishChain failed before its own flush
+		if err == nil {
+			if err := failpoint.Hit(FPAfterPublish); err != nil {
+				fail(members, err)
+				return
+			}
+			for _, w := range members {
+				if w.req.created != nil {
+					*w.req.created = newBranch
+				}
+			}
+			for i, w := range members {
+				w.finish(chain[i], w.last, nil)
+			}
+			return
 		}
-		_, c, err := g.repo.Publish(wctx, commit.PublishRequest{Branch: req.branch, Base: head, Tables: tables,
-			Actor: req.actor, Message: req.message, Kind: req.kind, NewBranch: newBranch,
-			SchemaKey: p.schemaKey, Removed: p.removed})
-		_ = storage.Flush(wctx) // no-op unless Publish failed before its own flush
+		var moved *commit.HeadMovedError
+		if !errors.As(err, &moved) {
+			fail(members, err)
+			return
+		}
+		lost++
+		if lost > g.maxRetries || time.Since(start) > g.retryBudget {
+			fail(members, &ContentionError{Branch: branch, Attempts: lost, Elapsed: time.Since(start)})
+			return
+		}
+		if err := retryBackoff(ctx, lost-1); err != nil {
+			fail(members, err)
+			return
+		}
+		// Rebase the batch onto the head that won.
+		newHead := moved.Actual
+		if newHead.ETag == "" || newHead.Seq == 0 {
+			if newHead, err = g.repo.Head(ctx, branch); err != nil {
+				fail(members, err)
+				return
+			}
+		}
+		newBase, err := g.repo.Commit(ctx, newHead.Commit)
 		if err != nil {
-			return err // a *commit.HeadMovedError is retried
+			fail(members, err)
+			return
 		}
-		if req.created != nil {
-			*req.created = newBranch
-		}
-		if err := failpoint.Hit(FPAfterPublish); err != nil {
-			return err
-		}
-		g.autoCompact(ctx, req.branch, c, tables)
-		published = c
+		head, base, newBranch, live = newHead, newBase, false, members
+	}
+}
+
+// takeTurn waits for this handle's turn to write branch among the writers
+// of other processes sharing the store (storage.Serializer), at most
+// Options.RetryBudget; nil means no turn (no serializer, a timeout, an
+// error) and the batch proceeds optimistically.
+func (g *Graph) takeTurn(ctx context.Context, branch string) func() {
+	if g.serial == nil {
 		return nil
-	}, func(attempt int, err error) error {
-		return fmt.Errorf("exec: gave up after %d rebases: %w", attempt, err)
-	})
+	}
+	tctx, cancel := context.WithTimeout(ctx, g.retryBudget)
+	defer cancel()
+	release, err := g.serial.Serialize(tctx, "refs/heads/"+branch)
+	if err != nil {
+		return nil
+	}
+	return release
+}
+
+// chainCompaction is the inline compaction of a batch (docs/maintenance.md):
+// of the tables the batch touched, those its tip leaves with more small
+// fragments than the threshold are compacted on the tip, and the result is
+// one maintenance commit on top of it, published with the batch. Its
+// failures never fail the writes (nil: no compaction).
+func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) *commit.Commit {
+	if !g.maint.auto || len(touched) == 0 {
+		return nil
+	}
+	snap, err := g.snapshotOf(ctx, tip, branch)
+	if err != nil {
+		g.autoErr(err)
+		return nil
+	}
+	tables := map[string]string{}
+	var summary []string
+	for _, tk := range sortedTableKeys(touched) {
+		s, err := g.readState(ctx, touched[tk])
+		if err != nil {
+			g.autoErr(err)
+			return nil
+		}
+		if !g.maint.needsAuto(s) {
+			continue
+		}
+		c, err := g.compactTable(ctx, snap, tk, true)
+		if err != nil {
+			g.autoErr(fmt.Errorf("optimize %s: %w", tk, err))
+			return nil
+		}
+		if c.to != "" {
+			tables[tk] = c.to
+			summary = append(summary, fmt.Sprintf("%s %d→%d", tk, c.removed, c.added))
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
+	if err != nil {
+		g.autoErr(err)
+		return nil
+	}
+	return c
+}
+
+// stage prepares one write of a batch on tip (the published head base, or
+// the last commit chained on it), writes its objects into bctx's batch and
+// builds its commit. It returns a nil commit for a no-op. A write staged
+// before (a lost race, a cancelled write ahead of it) must pass
+// readSetConflict if it is strict.
+func (g *Graph) stage(bctx context.Context, w *queuedWrite, branch string, head commit.Head, base, tip *commit.Commit, newBranch bool) (*commit.Commit, map[string]string, error) {
+	req := w.req
+	if err := w.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	// Reads run under the write's context and see the batch's objects.
+	ictx := storage.ShareBatch(w.ctx, bctx)
+	if req.ifCommit != "" && tip.ID.String() != req.ifCommit {
+		// Maintenance commits on top of the expected one change no content.
+		if ok, err := g.onlyMaintenanceSince(ictx, req.ifCommit, tip); err != nil || !ok {
+			return nil, nil, &PreconditionFailedError{Branch: branch, Expected: req.ifCommit, Actual: tip.ID.String()}
+		}
+	}
+	snap, err := g.snapshotOf(ictx, tip, branch)
 	if err != nil {
 		return nil, nil, err
 	}
-	return published, p, nil
+	p, err := req.prepare(ictx, snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.last != nil && (p.strict || w.last.strict) {
+		if err := g.readSetConflict(ictx, branch, w.last, w.lastSnap, w.lastBase, p, snap, base); err != nil {
+			return nil, nil, err
+		}
+	}
+	w.last, w.lastSnap, w.lastBase = p, snap, base
+	if p.noop {
+		return nil, nil, nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := failpoint.Hit(FPBeforeWrite); err != nil {
+		return nil, nil, err
+	}
+	// Writes go out under the leader's context: on a batching store (S3)
+	// every object of the batch is sent concurrently and PublishChain waits
+	// for them all before its CAS.
+	var tables map[string]string
+	if p.write != nil {
+		tables, err = p.write(bctx, snap)
+	} else {
+		tables, err = g.writeTables(bctx, snap, p.delta)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := g.repo.NextCommit(bctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+		Actor: req.actor, Message: req.message, Kind: req.kind, SchemaKey: p.schemaKey, Removed: p.removed, NewBranch: newBranch})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, tables, nil
 }
 
-// retryPublish is the one retry loop of every write that publishes with the
-// ref CAS (load, mutate, merge, optimize). It calls try until try returns
-// anything but a lost CAS (*commit.HeadMovedError); after a loss it sleeps
-// a jittered back-off and calls try again with the loss, from which try
-// rebases (or decides it may not, and returns that error). After
-// g.maxRetries lost rounds it returns giveUp(attempts, last loss).
+// retryPublish is the retry loop of the writes that publish alone with the
+// ref CAS (merge, optimize). It calls try until try returns anything but a
+// lost CAS (*commit.HeadMovedError); after a loss it sleeps a jittered
+// back-off and calls try again with the loss, from which try rebases (or
+// decides it may not, and returns that error). After g.maxRetries lost
+// rounds, or g.retryBudget, it returns giveUp(attempts, last loss).
 //
 // INVARIANT: writers that lost together retry at different moments, so the
 // rounds one writer needs stay few even with many writers
-// (TestConformanceConcurrentAppend, TestEngineStrictRace).
+// (TestConformanceConcurrentAppend, TestMergeRacesTargetWrites).
 func (g *Graph) retryPublish(ctx context.Context, try func(attempt int, moved *commit.HeadMovedError) error, giveUp func(attempt int, err error) error) error {
 	var moved *commit.HeadMovedError
+	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		err := try(attempt, moved)
 		if !errors.As(err, &moved) {
 			return err
 		}
-		if attempt >= g.maxRetries {
+		if attempt >= g.maxRetries || time.Since(start) > g.retryBudget {
 			return giveUp(attempt, err)
 		}
 		if err := retryBackoff(ctx, attempt); err != nil {
 			return err
 		}
 	}
-}
-
-// readSetChanged compares what a strict write read at its base with the new
-// head: the schema and the state key of every table in its read set. A
-// table whose state changed only through maintenance commits (compaction:
-// same rows, new fragments) has not changed for the writer.
-func (g *Graph) readSetChanged(ctx context.Context, old, cur *commit.Commit, readSet []string) error {
-	if old.Schema != cur.Schema {
-		return &ReadSetChangedError{Member: "schema", Expected: old.Schema, Actual: cur.Schema}
-	}
-	for _, tk := range readSet {
-		if old.Tables[tk] != cur.Tables[tk] {
-			if ok, err := g.changedOnlyByMaintenance(ctx, old, cur, tk); err == nil && ok {
-				continue
-			}
-			return &ReadSetChangedError{Member: tk, Expected: old.Tables[tk], Actual: cur.Tables[tk]}
-		}
-	}
-	return nil
 }
 
 // writeTables makes the delta durable as new table states (not yet

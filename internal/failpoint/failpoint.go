@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,15 @@ const (
 	Exit
 	// Sleep makes Hit sleep for 200ms, widening race windows.
 	Sleep
+	// Barrier makes Hit announce its arrival and wait for the test's
+	// release, so processes meet at one point for certain (BarrierEnv).
+	Barrier
 )
+
+// BarrierEnv names the directory a Barrier point uses: Hit creates
+// "arrived-<pid>-<n>" in it, then waits until a file "go" exists there (at
+// most a minute, then it returns an error wrapping ErrInjected).
+const BarrierEnv = "OMNIGRAPH_FAILPOINT_BARRIER"
 
 func parseAction(s string) (Action, error) {
 	switch s {
@@ -57,8 +66,10 @@ func parseAction(s string) (Action, error) {
 		return Exit, nil
 	case "sleep":
 		return Sleep, nil
+	case "barrier":
+		return Barrier, nil
 	}
-	return 0, fmt.Errorf("failpoint: unknown action %q (want error, panic, exit or sleep)", s)
+	return 0, fmt.Errorf("failpoint: unknown action %q (want error, panic, exit, sleep or barrier)", s)
 }
 
 var (
@@ -129,8 +140,10 @@ func Hit(name string) error {
 	}
 	mu.Lock()
 	a, ok := points[name]
+	n := 0
 	if ok {
 		hits[name]++
+		n = hits[name]
 	}
 	mu.Unlock()
 	if !ok {
@@ -145,6 +158,24 @@ func Hit(name string) error {
 		os.Exit(ExitCode)
 	case Sleep:
 		time.Sleep(200 * time.Millisecond)
+	case Barrier:
+		return barrier(name, n)
 	}
 	return nil
+}
+
+func barrier(name string, n int) error {
+	dir := os.Getenv(BarrierEnv)
+	if dir == "" {
+		return fmt.Errorf("failpoint %s: barrier without %s: %w", name, BarrierEnv, ErrInjected)
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("arrived-%d-%d", os.Getpid(), n)), nil, 0o644); err != nil {
+		return fmt.Errorf("failpoint %s: %w: %w", name, ErrInjected, err)
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("failpoint %s: barrier never released: %w", name, ErrInjected)
 }

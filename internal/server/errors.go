@@ -44,11 +44,35 @@ type MergeConflictOutput struct {
 }
 
 // ReadSetConflictOutput: something a strict write read changed before it
-// could publish.
+// could publish; the write had no effect. Member is "node:T", "edge:T",
+// "schema" or "graph_head:<branch>"; Expected and Actual are the commit the
+// write read and the head it lost to. For a row-level conflict the entity
+// fields name the row and Change says what happened to it.
 type ReadSetConflictOutput struct {
-	Member   string  `json:"member" openapi:"required"`
-	Expected *string `json:"expected,omitempty"`
-	Actual   *string `json:"actual,omitempty"`
+	Member     string  `json:"member" openapi:"required"`
+	Expected   *string `json:"expected,omitempty"`
+	Actual     *string `json:"actual,omitempty"`
+	EntityKind *string `json:"entity_kind,omitempty" openapi:"enum=node|edge"`
+	TypeName   *string `json:"type_name,omitempty"`
+	EntityID   *string `json:"entity_id,omitempty"`
+	Change     *string `json:"change,omitempty" openapi:"enum=updated|deleted|inserted|changed"`
+}
+
+// ReadSetConflict renders a *exec.ReadSetChangedError as its wire shape
+// (the server's 409 body and the CLI's --json error body).
+func ReadSetConflict(rs *exec.ReadSetChangedError) *ReadSetConflictOutput {
+	o := &ReadSetConflictOutput{Member: rs.Member, Expected: strPtr(rs.Expected), Actual: strPtr(rs.Actual), Change: strPtr(rs.Change)}
+	if kind, name, ok := strings.Cut(rs.Member, ":"); ok && (kind == "node" || kind == "edge") {
+		o.EntityKind, o.TypeName = &kind, &name
+		o.EntityID = strPtr(rs.EntityID)
+	}
+	return o
+}
+
+// KeyConflict renders a *exec.KeyConflictError as its wire shape.
+func KeyConflict(key *exec.KeyConflictError) *KeyConflictOutput {
+	kind, name, _ := strings.Cut(key.TypeKey, ":")
+	return &KeyConflictOutput{EntityKind: kind, TypeName: name, EntityID: strPtr(key.EntityID)}
 }
 
 // KeyConflictOutput: a strict insert of an id that exists.
@@ -188,12 +212,11 @@ func errorResponse(err error) (int, ErrorOutput) {
 		}
 		return http.StatusConflict, o
 	case errors.As(err, &key):
-		kind, name, _ := strings.Cut(key.TypeKey, ":")
-		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict,
-			KeyConflict: &KeyConflictOutput{EntityKind: kind, TypeName: name, EntityID: strPtr(key.EntityID)}}
+		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict, KeyConflict: KeyConflict(key)}
 	case errors.As(err, &rs):
-		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict,
-			ReadSetConflict: &ReadSetConflictOutput{Member: rs.Member, Expected: strPtr(rs.Expected), Actual: strPtr(rs.Actual)}}
+		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict, ReadSetConflict: ReadSetConflict(rs)}
+	case errors.Is(err, exec.ErrContention):
+		return out(http.StatusConflict, codeConflict)
 	case errors.As(err, &orphan):
 		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict,
 			ChangeDiffRefusal: &ChangeDiffRefusalOutput{Reason: "parentless_commit", GraphCommitID: orphan.Commit}}

@@ -10,7 +10,10 @@ import (
 // maintenance, still race and rebase); the gate only keeps a server's own
 // concurrent writers from spending their rebase budgets against each other,
 // so sixteen clients writing to main queue instead of failing with
-// "gave up after N rebases" (TestLoadLoopback).
+// too much contention (TestLoadLoopback). Mutations do not take it: the
+// engine's group commit queues them per branch and publishes each queue's
+// batch with one CAS (docs/write-path.md); loads, merges and branch
+// operations do.
 type writeGate struct {
 	mu sync.Mutex
 	// INVARIANT: an entry exists iff a request holds or waits for it, so

@@ -67,7 +67,9 @@ func (s *Server) handleMutate() func(c *call) (*plan, error) {
 			return nil, badRequest("field 'query' is required")
 		}
 		branch := branchOr(req.Branch)
-		return &plan{checks: []check{{action: ActionChange, branch: branch}}, writes: branch, run: func() error {
+		// No write gate: the engine group-commits this process's
+		// mutations of one branch (docs/write-path.md).
+		return &plan{checks: []check{{action: ActionChange, branch: branch}}, run: func() error {
 			return c.mutate(branch, req.Query, deref(req.Name), req.Params, c.ifCommit)
 		}}, nil
 	}

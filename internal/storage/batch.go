@@ -52,8 +52,9 @@ type Batch struct {
 
 type batchKey struct{}
 
-// maxBatchInFlight bounds the concurrent puts of one batch.
-const maxBatchInFlight = 32
+// maxBatchInFlight bounds the concurrent puts of one batch (a group
+// commit's batch holds the objects of many writes).
+const maxBatchInFlight = 128
 
 // WithBatch returns a context carrying a new batch.
 func WithBatch(ctx context.Context) context.Context {
@@ -66,6 +67,14 @@ func WithoutBatch(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, batchKey{}, (*Batch)(nil))
+}
+
+// ShareBatch returns ctx carrying the batch of from (or none): operations
+// under ctx keep ctx's cancellation and values but read (and join) from's
+// pending puts. A group commit's leader uses it so that each queued write
+// runs under its own context yet sees the chain's unflushed objects.
+func ShareBatch(ctx, from context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, batchOf(from))
 }
 
 func batchOf(ctx context.Context) *Batch {

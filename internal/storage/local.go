@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -640,3 +642,63 @@ func (l *Local) walk(ctx context.Context, dirKey, namePrefix, startAfter string,
 	}
 	return nil
 }
+
+// Serialize implements Serializer: it holds an exclusive flock on
+// <root>/.locks/serial-<hash of name> until release. It is cooperative and
+// machine-local: writers in several processes on one graph directory take
+// turns instead of racing the ref CAS, which decides correctness whatever
+// happens here. Waiting polls (so it is cancellable) and is not FIFO; a
+// process that dies holding it releases it with its descriptors. Inside one
+// process turns are not taken: when another handle of this process holds
+// the name, Serialize returns at once with a no-op release (the handles
+// race by CAS as before), so a holder can never wait for itself.
+func (l *Local) Serialize(ctx context.Context, name string) (release func(), err error) {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	path := filepath.Join(l.root, lockDir, fmt.Sprintf("serial-%08x", h.Sum32()))
+	serialMu.Lock()
+	if serialHeld[path] {
+		serialMu.Unlock()
+		return func() {}, nil
+	}
+	serialHeld[path] = true
+	serialMu.Unlock()
+	unhold := func() {
+		serialMu.Lock()
+		delete(serialHeld, path)
+		serialMu.Unlock()
+	}
+	lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		unhold()
+		return nil, err
+	}
+	wait := 50 * time.Microsecond
+	for {
+		err := unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { lf.Close(); unhold() }, nil // closing releases the flock
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			lf.Close()
+			unhold()
+			return nil, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			lf.Close()
+			unhold()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Millisecond)
+	}
+}
+
+// serialHeld marks the serial lock files this process holds (Serialize).
+var (
+	serialMu   sync.Mutex
+	serialHeld = map[string]bool{}
+)

@@ -66,3 +66,29 @@ type Store interface {
 	// Delete removes the object. Deleting a missing object is not an error.
 	Delete(ctx context.Context, key string) error
 }
+
+// Serializer is implemented by stores that can make cooperating writers on
+// one machine take turns on a name (Local: an flock). It is an efficiency
+// hint only — it spares writers of several processes the work a lost CAS
+// throws away — never an authority: correctness rests on the CAS alone.
+type Serializer interface {
+	// Serialize waits for the turn on name (or ctx's end) and returns its
+	// release.
+	Serialize(ctx context.Context, name string) (release func(), err error)
+}
+
+// SerializerOf finds a Serializer in st or under its wrappers (stores with
+// an Inner method).
+func SerializerOf(st Store) (Serializer, bool) {
+	for st != nil {
+		if s, ok := st.(Serializer); ok {
+			return s, true
+		}
+		w, ok := st.(interface{ Inner() Store })
+		if !ok {
+			return nil, false
+		}
+		st = w.Inner()
+	}
+	return nil, false
+}

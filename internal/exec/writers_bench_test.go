@@ -1,0 +1,217 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// writersStore is the store stack of the write benchmarks: a local
+// directory (durable: every put fsyncs) behind the batching layer (a
+// write's objects go out concurrently); with rtt, the stack of an s3://
+// graph instead — Batching(Cached(store with rtt per request)), the cache
+// holding immutable objects, write-through.
+func writersStore(tb testing.TB, dir string, rtt time.Duration) storage.Store {
+	tb.Helper()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var s storage.Store = st
+	if rtt > 0 {
+		s = storage.NewCached(storage.NewDelayed(s, rtt), storage.CacheOptions{Immutable: func(key string) bool {
+			return strings.HasPrefix(key, "commits/") || strings.HasPrefix(key, "schemas/") || strings.HasPrefix(key, "tables/")
+		}})
+	}
+	return storage.NewBatching(s)
+}
+
+// writersGraph makes a graph of one Acct row per writer.
+func writersGraph(tb testing.TB, st storage.Store, writers int) *Graph {
+	tb.Helper()
+	ctx := context.Background()
+	g, err := Init(ctx, st, "lin.pg", linSchema, "bench", Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	for w := range writers {
+		fmt.Fprintf(&b, `{"type":"Acct","data":{"name":"w%d","v":0}}`+"\n", w)
+	}
+	if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// writersRun runs n keyed updates split over writers goroutines on g (each
+// updates its own row, so no write conflicts with another) and returns the
+// latencies.
+func writersRun(tb testing.TB, g *Graph, writers, n int) []time.Duration {
+	ctx := context.Background()
+	plan := linPlans(tb, g)["upd"]
+	lat := make([][]time.Duration, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += writers {
+				t0 := time.Now()
+				res, err := g.Mutate(ctx, "main", plan, map[string]any{"k": fmt.Sprintf("w%d", w), "v": int64(i + 1)}, MutateOptions{})
+				if err != nil || res.Commit == nil {
+					tb.Errorf("writer %d: %+v %v", w, res, err)
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(lat...)
+}
+
+func quantile(lat []time.Duration, q float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// BenchmarkWriters measures group commit: 1, 4, 16 and 64 concurrent
+// writers updating rows of one table on one branch through one handle, on
+// local disk and with 30 ms per request. b.N is the total number of
+// writes. It reports writes/s, p50 and p99 latency, and x_vs_1: the
+// throughput over the 1-writer case of the same store measured in the same
+// run (docs/performance.md, "Many writers", has the figures).
+//
+//	go test -run '^$' -bench 'BenchmarkWriters$' -benchtime 400x ./internal/exec
+func BenchmarkWriters(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		rtt  time.Duration
+	}{{"local", 0}, {"rtt30ms", 30 * time.Millisecond}} {
+		var base float64
+		for _, writers := range []int{1, 4, 16, 64} {
+			b.Run(fmt.Sprintf("%s/writers=%d", s.name, writers), func(b *testing.B) {
+				g := writersGraph(b, writersStore(b, b.TempDir(), s.rtt), writers)
+				n := b.N
+				if s.rtt > 0 && writers == 1 {
+					n = max(1, b.N/8) // 1 writer at 30 ms: ~10 writes/s
+				}
+				b.ResetTimer()
+				t0 := time.Now()
+				lat := writersRun(b, g, writers, n)
+				el := time.Since(t0)
+				b.StopTimer()
+				rate := float64(len(lat)) / el.Seconds()
+				b.ReportMetric(rate, "writes/s")
+				b.ReportMetric(float64(quantile(lat, 0.5).Microseconds())/1000, "p50_ms")
+				b.ReportMetric(float64(quantile(lat, 0.99).Microseconds())/1000, "p99_ms")
+				if writers == 1 {
+					base = rate
+				} else if base > 0 {
+					b.ReportMetric(rate/base, "x_vs_1")
+				}
+			})
+		}
+	}
+}
+
+// TestWriterProcHelper is one process of BenchmarkWriterProcesses; it does
+// nothing unless run by it.
+func TestWriterProcHelper(t *testing.T) {
+	spec := os.Getenv("OMNIGRAPH_WRITER_PROC")
+	if spec == "" {
+		t.Skip("run by BenchmarkWriterProcesses")
+	}
+	parts := strings.Split(spec, ",") // dir,writer,n
+	w, _ := strconv.Atoi(parts[1])
+	n, _ := strconv.Atoi(parts[2])
+	ctx := context.Background()
+	g, err := Open(ctx, writersStore(t, parts[0], 0), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := linPlans(t, g)["upd"]
+	gaveUp := 0
+	for i := 0; i < n; {
+		_, err := g.Mutate(ctx, "main", plan, map[string]any{"k": fmt.Sprintf("w%d", w), "v": int64(i + 1)}, MutateOptions{})
+		switch {
+		case errors.Is(err, ErrContention):
+			gaveUp++ // a documented outcome: the client retries
+		case err != nil:
+			t.Fatalf("write %d: %v", i, err)
+		default:
+			i++
+		}
+	}
+	if gaveUp > 0 {
+		fmt.Printf("process %d: %d writes ran out of retry budget and were retried\n", w, gaveUp)
+	}
+}
+
+// BenchmarkWriterProcesses measures cross-process contention: 1 and 8 OS
+// processes (no group commit between them: only the ref CAS) updating
+// their own rows of one table on local disk, b.N writes in all. x_vs_1 is
+// the throughput over one process in the same run; ≥ 1 means more
+// processes never collapse throughput. Process start-up is excluded by
+// timing from the first to the last write's completion… approximately: the
+// processes start together, and the figure includes their start (a few ms
+// each, the same in both cases).
+//
+//	go test -run '^$' -bench 'BenchmarkWriterProcesses' -benchtime 400x ./internal/exec
+func BenchmarkWriterProcesses(b *testing.B) {
+	bin, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var base float64
+	for _, procs := range []int{1, 8} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "g")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			writersGraph(b, writersStore(b, dir, 0), procs)
+			each := max(1, b.N/procs)
+			b.ResetTimer()
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			for p := range procs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					cmd := osexec.Command(bin, "-test.run=^TestWriterProcHelper$", "-test.count=1")
+					cmd.Env = append(os.Environ(), fmt.Sprintf("OMNIGRAPH_WRITER_PROC=%s,%d,%d", dir, p, each))
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Errorf("process %d: %v\n%s", p, err, out)
+					}
+				}()
+			}
+			wg.Wait()
+			el := time.Since(t0)
+			b.StopTimer()
+			rate := float64(each*procs) / el.Seconds()
+			b.ReportMetric(rate, "writes/s")
+			if procs == 1 {
+				base = rate
+			} else if base > 0 {
+				b.ReportMetric(rate/base, "x_vs_1")
+			}
+		})
+	}
+}
