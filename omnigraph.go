@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -102,7 +103,14 @@ type Options struct {
 	noObjectCache bool
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// Embedding configures the embedding provider of nearest() with a
+	// String query and of @embed fills on load and mutate (nil: the
+	// OMNIGRAPH_EMBED_* environment; docs/search.md).
+	Embedding *EmbeddingConfig
 }
+
+// EmbeddingConfig says how to reach an embedding provider.
+type EmbeddingConfig = embed.Config
 
 // Graph is a handle on one graph. It is safe for concurrent use by many
 // goroutines, and any number of processes may hold handles on one graph.
@@ -202,7 +210,7 @@ func ImmutableKey(key string) bool {
 }
 
 func engineOptions(o Options) exec.Options {
-	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now}
+	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now, Embedding: o.Embedding}
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

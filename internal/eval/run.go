@@ -31,15 +31,23 @@ type Options struct {
 	// wall clock at the start of the run; callers that need reproducible
 	// results (tests, replays) set it.
 	Now time.Time
-	// Embed turns a String query of nearest() into a vector. model is the
-	// @embed model recorded on the ranked property ("" if none). When nil,
-	// nearest() with a String query is an execution error.
-	Embed func(ctx context.Context, text, model string) ([]float32, error)
+	// Embed turns a String query of nearest() into a vector of the ranked
+	// property's dimension (req.Model is its recorded @embed model, "" if
+	// none). When nil, nearest() with a String query is an execution error.
+	Embed func(ctx context.Context, req EmbedRequest) ([]float32, error)
 	// NoIndexes answers every scan by reading every row and every traversal
 	// through the id-keyed adjacency maps, ignoring the images' sorted
 	// indexes, key lookups and row-resolved adjacency: the reference the
 	// index paths are checked against.
 	NoIndexes bool
+}
+
+// EmbedRequest is one String query of nearest() to embed.
+type EmbedRequest struct {
+	Type, Prop string // the ranked node type and Vector property
+	Text       string
+	Model      string // @embed(model=…) of the property, "" if none
+	Dim        int
 }
 
 // Result is the output of a read query: Rows[i][j] is the value of

@@ -267,13 +267,16 @@ func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *snapsho
 		if r.opts.Embed == nil {
 			return nil, runErrorf("nearest($%s.%s, <String>) needs an embedding provider; none is configured", rk.Var, rk.Field)
 		}
-		model := ""
-		if prop, ok := t.Type.Prop(rk.Field); ok && prop.Embed != nil {
-			model = prop.Embed.Model
+		req := EmbedRequest{Type: t.Type.Name, Prop: rk.Field, Text: q}
+		if prop, ok := t.Type.Prop(rk.Field); ok {
+			req.Dim = prop.Type.Dim
+			if prop.Embed != nil {
+				req.Model = prop.Embed.Model
+			}
 		}
-		vec, err := r.opts.Embed(ctx, q, model)
+		vec, err := r.opts.Embed(ctx, req)
 		if err != nil {
-			return nil, runErrorf("embedding nearest query: %v", err)
+			return nil, &Error{Msg: "embedding nearest query: " + err.Error(), Err: err}
 		}
 		return vec, nil
 	}

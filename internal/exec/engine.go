@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -38,6 +39,10 @@ type Options struct {
 	// CompactTargetRows: the live-row size of a full fragment, which
 	// compaction leaves alone (0 = DefaultCompactTargetRows).
 	CompactTargetRows int64
+	// Embedding configures the embedding client of nearest() with a String
+	// query and of @embed fills on load and mutate (nil: the environment,
+	// embed.FromEnv). The client is built once, on first use.
+	Embedding *embed.Config
 }
 
 // Graph is a handle on one graph: the engine of load, mutation, query and
@@ -60,6 +65,8 @@ type Graph struct {
 	testBeforePublish func(attempt int)
 	// partialReads counts reads answered by a partial snapshot (tests).
 	partialReads atomic.Int64
+	// emb is the handle's embedding client, built on first use (embed.go).
+	emb embedder
 }
 
 // Target selects what a read sees: a pinned commit (Snapshot, a commit id)
@@ -109,7 +116,7 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if r <= 0 {
 		r = DefaultMaxRetries
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o)}
+	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now, maxRetries: r, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding}}
 }
 
 // Init creates a graph at an empty location from a schema source. The

@@ -27,7 +27,7 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // (for example to compile the plan against that snapshot's catalog, so the
 // plan and the data come from the same commit).
 func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*eval.Result, error) {
-	opts := eval.Options{Now: g.now().UTC()}
+	opts := eval.Options{Now: g.now().UTC(), Embed: g.queryEmbed}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
 	if ps, ok, err := snap.Partial(ctx, plan, params); err != nil {
