@@ -40,6 +40,10 @@ type Options struct {
 	// indexes, key lookups and row-resolved adjacency: the reference the
 	// index paths are checked against.
 	NoIndexes bool
+	// NProbe is how many inverted lists per fragment an unfiltered
+	// nearest() visits in a vector index (0 = DefaultNProbe); more lists,
+	// higher recall, slower.
+	NProbe int
 }
 
 // EmbedRequest is one String query of nearest() to embed.
@@ -80,6 +84,7 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 		inner:  map[*query.AntiJoin]*layout{},
 		argOf:  map[*query.AntiJoin]*query.Argument{},
 		texts:  map[textKey]*textIndex{},
+		fts:    map[textKey]*ftsView{},
 		scores: map[string]map[int32]float64{},
 	}
 	for _, ps := range plan.Params {
@@ -136,6 +141,7 @@ type runner struct {
 	arm int
 
 	texts  map[textKey]*textIndex
+	fts    map[textKey]*ftsView         // persisted/cached full-text indexes (fts.go)
 	scores map[string]map[int32]float64 // rank spec text → entity row → score
 }
 

@@ -6,9 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/omnigraph-go/omnigraph/internal/index"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -18,45 +17,14 @@ import (
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
-	// maxTokenBytes drops longer tokens, like the FTS tokenizer's
-	// remove_long filter.
-	maxTokenBytes = 40
 	// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
 	defaultMaxEdits = 2
 )
 
-// stopWords is the English stop-word list of the FTS tokenizer (the
-// Lucene/tantivy list), smaller than snowball's own.
-var stopWords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true,
-	"by": true, "for": true, "if": true, "in": true, "into": true, "is": true, "it": true, "no": true,
-	"not": true, "of": true, "on": true, "or": true, "such": true, "that": true, "the": true,
-	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
-	"was": true, "will": true, "with": true,
-}
-
-// analyze turns text into index terms: lowercase, split on anything that
-// is not a letter or digit, drop over-long tokens and stop words, then
-// Porter2-stem ("Learning" and "learn" both give "learn").
-func analyze(text string) []string {
-	var terms []string
-	for _, tok := range strings.FieldsFunc(strings.ToLower(text), func(c rune) bool {
-		return !unicode.IsLetter(c) && !unicode.IsDigit(c)
-	}) {
-		if len(tok) > maxTokenBytes || stopWords[tok] {
-			continue
-		}
-		terms = append(terms, english.Stem(tok, true))
-	}
-	return terms
-}
-
-// queryTerms analyzes a search query; repeated terms count once.
-func queryTerms(q string) []string {
-	terms := analyze(q)
-	slices.Sort(terms)
-	return slices.Compact(terms)
-}
+// analyze and queryTerms are the full-text analyzer shared with the
+// persisted index (index.Analyze).
+func analyze(text string) []string { return index.Analyze(text) }
+func queryTerms(q string) []string { return index.QueryTerms(q) }
 
 type textKey struct {
 	t     *snapshot.NodeTable
@@ -193,7 +161,15 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 	if s < 0 || l.slots[s].edge {
 		return nil, runErrorf("%s field must be a node property", p.Func)
 	}
-	ix := r.textIndex(l.slots[s].nodes, p.Left.Prop)
+	tbl := l.slots[s].nodes
+	fv, err := r.ftsView(ctx, tbl, p.Left.Prop)
+	if err != nil {
+		return nil, err
+	}
+	var ix *textIndex
+	if fv == nil {
+		ix = r.textIndex(tbl, p.Left.Prop)
+	}
 	qfn, konst, err := r.operand(ctx, p.Right, l)
 	if err != nil {
 		return nil, err
@@ -209,6 +185,37 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 			return nil, runErrorf("fuzzy max_edits must be a non-negative integer")
 		}
 		maxEdits = int(n)
+	}
+	if fv != nil {
+		// Through the index: the matching rows of each distinct query.
+		rowsOf := func(q string) rowBits {
+			terms := queryTerms(q)
+			if p.Func == "fuzzy" {
+				return fv.fuzzyRows(terms, maxEdits)
+			}
+			return fv.matchRows(terms)
+		}
+		if konst {
+			q, ok := qfn(nil).(string)
+			if !ok {
+				return func([]int32) bool { return false }, nil
+			}
+			bits := rowsOf(q)
+			return func(row []int32) bool { return bits.has(row[s]) }, nil
+		}
+		cache := map[string]rowBits{}
+		return func(row []int32) bool {
+			q, ok := qfn(row).(string)
+			if !ok {
+				return false
+			}
+			bits, seen := cache[q]
+			if !seen {
+				bits = rowsOf(q)
+				cache[q] = bits
+			}
+			return bits.has(row[s])
+		}, nil
 	}
 	match := func(row int32, terms []string) bool {
 		if p.Func == "fuzzy" {
@@ -328,6 +335,13 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		if q != nil {
 			col := t.Cols[rk.Field]
+			rows, indexed, err := r.nearestIndexed(ctx, t, rk.Field, q, int(k), cands)
+			if err != nil {
+				return nil, err
+			}
+			if indexed {
+				cands = rows
+			}
 			for _, c := range cands {
 				if col == nil {
 					break
@@ -344,10 +358,36 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		qs, _ := qv.(string)
 		terms := queryTerms(qs)
-		ix := r.textIndex(t, rk.Field)
-		for _, c := range cands {
-			if sc, ok := ix.bm25(c, terms); ok {
-				list = append(list, scored{c, sc})
+		fv, err := r.ftsView(ctx, t, rk.Field)
+		if err != nil {
+			return nil, err
+		}
+		if fv != nil {
+			scores, hit, rows := fv.bm25(terms)
+			if len(rows) < len(cands) {
+				// Fewer matches than candidates: walk the matches.
+				in := newRowBits(t.Len())
+				for _, c := range cands {
+					in.set(c)
+				}
+				for _, row := range rows {
+					if in.has(row) {
+						list = append(list, scored{row, scores[row]})
+					}
+				}
+			} else {
+				for _, c := range cands {
+					if hit[c] {
+						list = append(list, scored{c, scores[c]})
+					}
+				}
+			}
+		} else {
+			ix := r.textIndex(t, rk.Field)
+			for _, c := range cands {
+				if sc, ok := ix.bm25(c, terms); ok {
+					list = append(list, scored{c, sc})
+				}
 			}
 		}
 		desc = true
@@ -511,6 +551,15 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 		}
 		qs, _ := qv.(string)
 		terms := queryTerms(qs)
+		fv, err := r.ftsView(ctx, t, rk.Field)
+		if err != nil {
+			return nil, err
+		}
+		if fv != nil {
+			scores, _, _ := fv.bm25(terms)
+			scores = slices.Clone(scores) // the view's scratch is reused
+			return func(row []int32) any { return scores[row[s]] }, nil
+		}
 		ix := r.textIndex(t, rk.Field)
 		return func(row []int32) any {
 			sc, _ := ix.bm25(row[s], terms)
