@@ -13,7 +13,8 @@ import (
 // nearest() through per-fragment vector indexes (snapshot.VectorParts):
 // persisted IVF-flat indexes where optimize built them, flat in-memory
 // ones elsewhere. Every candidate distance is first computed in float32
-// over contiguous vectors (index.SquaredL2), in parallel; the final order
+// over contiguous vectors (index.SquaredL2Within: a vector is abandoned
+// once its partial distance exceeds the running k-th best), in parallel; the final order
 // is always by the reference distance (l2, float64) of the candidates,
 // with node id ties, so where every list is visited the answer is exactly
 // the full scan's (TestSearchIndexesMatchExact). A float32 pass keeps
@@ -127,7 +128,7 @@ type work struct {
 // nearestIndexed returns the candidate rows for the top k of cands by L2
 // distance to q (a superset; rankEntities computes l2, sorts and cuts),
 // or ok false when the snapshot has no vector view of (t, field).
-func (r *runner) nearestIndexed(ctx context.Context, t *snapshot.NodeTable, field string, q []float32, k int, cands []int32) ([]int32, bool, error) {
+func (r *runner) nearestIndexed(ctx context.Context, t *snapshot.NodeTable, field string, q []float32, k int, cands []int32, all bool) ([]int32, bool, error) {
 	if r.opts.NoIndexes || k <= 0 {
 		return nil, false, nil
 	}
@@ -140,8 +141,15 @@ func (r *runner) nearestIndexed(ctx context.Context, t *snapshot.NodeTable, fiel
 		return nil, false, err
 	}
 	n := t.Len()
+	if all {
+		cands = nil
+	}
+	ncand := n
+	if !all {
+		ncand = len(cands)
+	}
 	var filter rowBits
-	if len(cands) < n {
+	if ncand < n {
 		if len(cands) <= exactCandidates || len(cands)*5 < n {
 			return r.nearestCands(t, field, q, k, cands), true, nil
 		}
@@ -156,7 +164,7 @@ func (r *runner) nearestIndexed(ctx context.Context, t *snapshot.NodeTable, fiel
 	}
 	if filter != nil {
 		// Fewer rows qualify per list: visit proportionally more lists.
-		nprobe = int(float64(nprobe)*float64(n)/float64(len(cands))) + 1
+		nprobe = int(float64(nprobe)*float64(n)/float64(ncand)) + 1
 	}
 	var units []work
 	anyIVF := false
@@ -176,7 +184,7 @@ func (r *runner) nearestIndexed(ctx context.Context, t *snapshot.NodeTable, fiel
 		}
 	}
 	res := r.scanUnits(parts, units, q, k, filter)
-	if anyIVF && len(res.h) < k && len(cands) > len(res.h) {
+	if anyIVF && len(res.h) < k && ncand > len(res.h) {
 		// The probed lists held too few qualifying rows: scan them all.
 		units = units[:0]
 		for pi := range parts {
@@ -238,8 +246,9 @@ func scanUnit(p *snapshot.VectorPart, u work, q []float32, filter rowBits, t *to
 	dels := len(p.Deleted()) > 0
 	for s := u.lo; s < u.hi; s++ {
 		off, v := x.Slot(s)
-		d := index.SquaredL2(q, v)
-		if d > t.bound()*(1+slackRel)+1e-30 {
+		limit := t.bound()*(1+slackRel) + 1e-30
+		d := index.SquaredL2Within(q, v, limit)
+		if d > limit {
 			continue
 		}
 		row := int32(0)

@@ -26,13 +26,14 @@ type textIndexer interface {
 
 // ftsView is the full-text index of one String column of one image.
 type ftsView struct {
-	n     int // image rows
-	parts []snapshot.TextPart
-	docs  int // live non-null rows
-	total int64
-	avgdl float64
-	dense []float64 // scratch of bm25, one per image row
-	hit   []bool
+	n       int // image rows
+	parts   []snapshot.TextPart
+	docs    int // live non-null rows
+	total   int64
+	avgdl   float64
+	dense   []float64 // scratch of bm25, one per image row
+	hit     []bool
+	touched []int32 // rows the last bm25 call set
 }
 
 // ftsView returns the indexed view of (t, field), or nil when the
@@ -133,9 +134,11 @@ func (v *ftsView) bm25(terms []string) (scores []float64, hit []bool, rows []int
 	if v.dense == nil {
 		v.dense, v.hit = make([]float64, v.n), make([]bool, v.n)
 	} else {
-		clear(v.dense)
-		clear(v.hit)
+		for _, row := range v.touched { // reset only what the last call set
+			v.dense[row], v.hit[row] = 0, false
+		}
 	}
+	defer func() { v.touched = rows }()
 	n := float64(v.docs)
 	for _, t := range terms {
 		df := 0

@@ -143,6 +143,11 @@ type runner struct {
 	texts  map[textKey]*textIndex
 	fts    map[textKey]*ftsView         // persisted/cached full-text indexes (fts.go)
 	scores map[string]map[int32]float64 // rank spec text → entity row → score
+	// projLimit is the limit of a Limit over the Project being evaluated
+	// (0: none); a bm25 scan that is the whole binding tree then keeps only
+	// that many entities (each is one output row).
+	projLimit   int64
+	bindingRoot query.Op // the binding tree under the projection
 }
 
 // argInput is what an anti-join hands its sub-plan's Argument leaf: the
@@ -157,6 +162,9 @@ type argInput struct {
 func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 	switch o := op.(type) {
 	case *query.Limit:
+		if _, ok := o.Input.(*query.Project); ok {
+			r.projLimit = o.N
+		}
 		rows, err := r.output(ctx, o.Input)
 		if err != nil {
 			return nil, err
@@ -197,6 +205,7 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 // arms' pipelines.
 func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout, error) {
 	r.top = newLayout(false)
+	r.bindingRoot = op
 	if err := r.declare(ctx, op, r.top); err != nil {
 		return nil, nil, err
 	}

@@ -315,7 +315,18 @@ type scored struct {
 // node id ascending (spec §10). It records rank positions and scores for
 // regrouping and score projection. An rrf ranks by the arm selected for
 // the current fusion pass.
-func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32) ([]int32, error) {
+//
+// all means every row of t is a candidate (cands is then ignored).
+func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32, all bool) ([]int32, error) {
+	listAll := func() {
+		if all {
+			cands = make([]int32, t.Len())
+			for i := range cands {
+				cands[i] = int32(i)
+			}
+			all = false
+		}
+	}
 	if rk.Func == "rrf" {
 		if r.arm < 0 {
 			return nil, runErrorf("rrf evaluated outside rank fusion")
@@ -335,12 +346,14 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		if q != nil {
 			col := t.Cols[rk.Field]
-			rows, indexed, err := r.nearestIndexed(ctx, t, rk.Field, q, int(k), cands)
+			rows, indexed, err := r.nearestIndexed(ctx, t, rk.Field, q, int(k), cands, all)
 			if err != nil {
 				return nil, err
 			}
 			if indexed {
 				cands = rows
+			} else {
+				listAll()
 			}
 			for _, c := range cands {
 				if col == nil {
@@ -364,7 +377,11 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		if fv != nil {
 			scores, hit, rows := fv.bm25(terms)
-			if len(rows) < len(cands) {
+			if all {
+				for _, row := range rows {
+					list = append(list, scored{row, scores[row]})
+				}
+			} else if len(rows) < len(cands) {
 				// Fewer matches than candidates: walk the matches.
 				in := newRowBits(t.Len())
 				for _, c := range cands {
@@ -383,6 +400,7 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 				}
 			}
 		} else {
+			listAll()
 			ix := r.textIndex(t, rk.Field)
 			for _, c := range cands {
 				if sc, ok := ix.bm25(c, terms); ok {
@@ -394,7 +412,7 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 	default:
 		return nil, runErrorf("unknown ranking function %s", rk.Func)
 	}
-	slices.SortFunc(list, func(a, b scored) int {
+	order := func(a, b scored) int {
 		c := cmp.Compare(a.score, b.score)
 		if desc {
 			c = -c
@@ -403,7 +421,12 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 			return c
 		}
 		return strings.Compare(t.IDs[a.row], t.IDs[b.row])
-	})
+	}
+	if k > 0 && int64(len(list)) > 2*k {
+		list = firstK(list, int(k), order)
+	} else {
+		slices.SortFunc(list, order)
+	}
 	if k > 0 && int64(len(list)) > k {
 		list = list[:k]
 	}
@@ -567,4 +590,47 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 		}, nil
 	}
 	return nil, runErrorf("an rrf score can only be projected when the query is ordered by that rrf")
+}
+
+// firstK returns the k first elements of list under the total order cmp,
+// sorted: a bounded max-heap pass, O(n log k), instead of sorting every
+// match of a ranking cut to a limit.
+func firstK(list []scored, k int, cmp func(a, b scored) int) []scored {
+	h := make([]scored, 0, k)
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && cmp(h[l], h[m]) > 0 {
+				m = l
+			}
+			if r := l + 1; r < len(h) && cmp(h[r], h[m]) > 0 {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, e := range list {
+		if len(h) < k {
+			h = append(h, e)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if cmp(h[i], h[p]) <= 0 {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if cmp(e, h[0]) < 0 {
+			h[0] = e
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }

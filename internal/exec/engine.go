@@ -96,6 +96,9 @@ type TableInfo struct {
 	Name      string
 	Rows      int64
 	Fragments int
+	// Indexes reports the coverage of every search index the schema
+	// declares on the table (search_index.go).
+	Indexes []IndexCoverage
 }
 
 func (o Options) repoOptions() (commit.Options, *cache.Cache[any]) {
@@ -268,7 +271,8 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, error) {
 			return nil, err
 		}
 		kind, name := snapshot.SplitKey(tk)
-		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments()})
+		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments(),
+			Indexes: searchCoverage(snap.Catalog(), tk, s)})
 	}
 	return out, nil
 }

@@ -140,3 +140,35 @@ func vectorsOf(col []any) [][]float32 {
 	}
 	return out
 }
+
+// IndexCoverage is how much of a table one declared search index covers:
+// fragments (and their rows) with a persisted index object. Uncovered
+// fragments are still answered exactly; `optimize` builds the rest.
+type IndexCoverage struct {
+	Property           string
+	Kind               string // index.KindText ("fts") or index.KindVector ("ivf")
+	FragmentsIndexed   int
+	RowsIndexed        int64 // live rows of the covered fragments
+	FragmentsUnindexed int
+}
+
+func searchCoverage(cat *schema.Catalog, tk string, s *table.State) []IndexCoverage {
+	cols := searchColumns(cat, tk)
+	if len(cols) == 0 {
+		return nil
+	}
+	refs := s.Indexes()
+	out := make([]IndexCoverage, len(cols))
+	for i, c := range cols {
+		out[i] = IndexCoverage{Property: c.col, Kind: c.kind}
+		for _, f := range s.Fragments() {
+			if _, ok := index.RefFor(refs, c.kind, c.col, f.Key); ok {
+				out[i].FragmentsIndexed++
+				out[i].RowsIndexed += f.Live()
+			} else {
+				out[i].FragmentsUnindexed++
+			}
+		}
+	}
+	return out
+}

@@ -176,14 +176,16 @@ func nearestCentroid(cent []float32, dim int, v []float32) int {
 	return best
 }
 
-// SquaredL2 is Σ (a[i]-b[i])² in float32, 8-way unrolled; len(b) ≥ len(a).
+// SquaredL2 is Σ (a[i]-b[i])² in float32 with eight independent
+// accumulators (written so the compiler drops the bounds checks);
+// len(b) ≥ len(a).
 func SquaredL2(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		d0, d1, d2, d3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
-		d4, d5, d6, d7 := a[i+4]-b[i+4], a[i+5]-b[i+5], a[i+6]-b[i+6], a[i+7]-b[i+7]
+	for len(a) >= 8 {
+		a8, b8 := a[:8:8], b[:8:8]
+		d0, d1, d2, d3 := a8[0]-b8[0], a8[1]-b8[1], a8[2]-b8[2], a8[3]-b8[3]
+		d4, d5, d6, d7 := a8[4]-b8[4], a8[5]-b8[5], a8[6]-b8[6], a8[7]-b8[7]
 		s0 += d0 * d0
 		s1 += d1 * d1
 		s2 += d2 * d2
@@ -192,8 +194,51 @@ func SquaredL2(a, b []float32) float32 {
 		s5 += d5 * d5
 		s6 += d6 * d6
 		s7 += d7 * d7
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
+		d := a[i] - b[i]
+		s0 += d * d
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// SquaredL2Within is SquaredL2 that gives up once the partial sum
+// exceeds bound (checked every 16 components): it returns a value >
+// bound for every vector farther than bound, and otherwise the distance
+// (rounded like SquaredL2, up to summation order). An exact scan keeping
+// a top-k skips most of the work of the vectors that cannot enter it.
+func SquaredL2Within(a, b []float32, bound float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 16 {
+		a16, b16 := a[:16:16], b[:16:16]
+		d0, d1, d2, d3 := a16[0]-b16[0], a16[1]-b16[1], a16[2]-b16[2], a16[3]-b16[3]
+		d4, d5, d6, d7 := a16[4]-b16[4], a16[5]-b16[5], a16[6]-b16[6], a16[7]-b16[7]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+		s4 += d4 * d4
+		s5 += d5 * d5
+		s6 += d6 * d6
+		s7 += d7 * d7
+		d0, d1, d2, d3 = a16[8]-b16[8], a16[9]-b16[9], a16[10]-b16[10], a16[11]-b16[11]
+		d4, d5, d6, d7 = a16[12]-b16[12], a16[13]-b16[13], a16[14]-b16[14], a16[15]-b16[15]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+		s4 += d4 * d4
+		s5 += d5 * d5
+		s6 += d6 * d6
+		s7 += d7 * d7
+		a, b = a[16:], b[16:]
+		if sum := ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)); sum > bound {
+			return sum
+		}
+	}
+	for i := range a {
 		d := a[i] - b[i]
 		s0 += d * d
 	}
