@@ -97,6 +97,9 @@ func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
 	if err == nil && r.strict && !summed {
 		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
 	}
+	if err == nil {
+		r.hints.Store(branch, h.Commit)
+	}
 	return h, err
 }
 
@@ -127,6 +130,7 @@ func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error
 	memo, _ := ctx.Value(headMemoKey{}).(*headMemo)
 	h, ok := memo.take(branch)
 	if !ok {
+		r.prefetchHinted(ctx, branch)
 		var err error
 		if h, err = r.Head(ctx, branch); err != nil {
 			return Head{}, nil, err
@@ -138,6 +142,23 @@ func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error
 		return Head{}, nil, fmt.Errorf("head of branch %q: %w", branch, err)
 	}
 	return h, c, nil
+}
+
+// prefetchHinted starts loading the commit branch's ref named when this
+// handle last read it, unless it is cached: Resolve then reads the ref and
+// that commit side by side, and when the ref still names it (the common
+// case) the commit load it joins is already under way. When the branch has
+// moved the prefetched commit is one wasted GET of an immutable object.
+func (r *Repo) prefetchHinted(ctx context.Context, branch string) {
+	v, ok := r.hints.Load(branch)
+	if !ok {
+		return
+	}
+	id := v.(ID)
+	if _, cached := r.cache.Get(CommitKey(id)); cached {
+		return
+	}
+	go func() { _, _ = r.Commit(ctx, id) }()
 }
 
 // Branches lists live branches: "main" first, the rest in ascending order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -42,6 +43,12 @@ type Repo struct {
 	// strict: the stamp carries a checksum, so every commit and ref of the
 	// graph must carry one too (checksum.go).
 	strict bool
+	// hints holds the commit each branch's ref last named when this handle
+	// read it (branch → ID). Resolve fetches the hinted commit while it
+	// reads the ref afresh, so on a remote store a cold read pays one
+	// round trip for both when the branch has not moved; a hint is never
+	// trusted for what the head is.
+	hints sync.Map
 }
 
 func newRepo(st storage.Store, opts Options) *Repo {
@@ -63,20 +70,39 @@ func newRepo(st storage.Store, opts Options) *Repo {
 // Open checks the format stamp and that init completed (main exists), then
 // returns a handle. It never writes, read-only or not: a stamp of another
 // version fails with *FormatError, a missing stamp or main ref with
-// ErrNotInitialized. Cost: 2 GETs.
+// ErrNotInitialized. Cost: 2 GETs, sent together.
 func Open(ctx context.Context, st storage.Store, opts Options) (*Repo, error) {
+	// The stamp and main's ref are independent reads: on a remote store
+	// they go out together (one round trip). The stamp's verdict comes
+	// first: a location that is not a graph of this format fails as such,
+	// whatever its refs hold.
+	var (
+		head   Head
+		summed bool
+		refErr error
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		head, summed, refErr = readRefSummed(ctx, st, MainBranch)
+	}()
 	stamp, err := checkStamp(ctx, st)
+	<-done
 	if err != nil {
 		return nil, err
 	}
 	r := newRepo(st, opts)
 	r.strict = stamp.Sum != ""
-	if _, err := r.ref(ctx, MainBranch); err != nil {
-		if errors.Is(err, ErrBranchNotFound) {
+	if refErr == nil && r.strict && !summed {
+		refErr = corrupt(RefKey(MainBranch), "no checksum (every ref of this graph carries one)")
+	}
+	if refErr != nil {
+		if errors.Is(refErr, ErrBranchNotFound) {
 			return nil, r.missingMain(ctx)
 		}
-		return nil, err
+		return nil, refErr
 	}
+	r.hints.Store(MainBranch, head.Commit)
 	return r, nil
 }
 

@@ -199,6 +199,14 @@ func (s *Batching) Delete(ctx context.Context, key string) error {
 	return s.inner.Delete(ctx, key)
 }
 
+// OpenReadAtSize implements SizedReadAtOpener.
+func (s *Batching) OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error) {
+	if d, ok := batchOf(ctx).lookup(key); ok {
+		return bytesReadAt{bytes.NewReader(append([]byte(nil), d...))}, nil
+	}
+	return OpenReadAtSize(ctx, s.inner, key, size)
+}
+
 // OpenReadAt implements ReadAtOpener.
 func (s *Batching) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, error) {
 	if d, ok := batchOf(ctx).lookup(key); ok {

@@ -234,6 +234,30 @@ func (c *Cached) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, erro
 	return &cachedRangeReader{ctx: ctx, c: c, key: key, size: info.Size}, nil
 }
 
+// OpenReadAtSize implements SizedReadAtOpener: as OpenReadAt without the
+// Stat. A small object comes whole with one GET (the reader's Size is then
+// its real length, so a truncated object shows); a bigger one is read by
+// cached ranges.
+func (c *Cached) OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error) {
+	if !c.o.Immutable(key) || ValidateKey(key) != nil {
+		return OpenReadAtSize(ctx, c.inner, key, size)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, opErr(OpGet, key, err)
+	}
+	if v, ok := c.lookup(objName(key)); ok {
+		return bytesReadAt{bytes.NewReader(v.data)}, nil
+	}
+	if size <= c.o.WholeObjectBytes {
+		data, _, err := c.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		return bytesReadAt{bytes.NewReader(data)}, nil
+	}
+	return &cachedRangeReader{ctx: ctx, c: c, key: key, size: size}, nil
+}
+
 // cachedRangeReader serves each ReadAt with one (cached) GetRange.
 type cachedRangeReader struct {
 	ctx  context.Context

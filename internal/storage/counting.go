@@ -149,6 +149,16 @@ func (c *Counting) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, er
 	return &countingReader{ReadAtCloser: r, c: c}, nil
 }
 
+// OpenReadAtSize implements SizedReadAtOpener: the open is no request,
+// each ReadAt one.
+func (c *Counting) OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error) {
+	r, err := OpenReadAtSize(ctx, c.inner, key, size)
+	if err != nil {
+		return nil, err
+	}
+	return &countingReader{ReadAtCloser: r, c: c}, nil
+}
+
 type countingReader struct {
 	ReadAtCloser
 	c *Counting

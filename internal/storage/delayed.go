@@ -19,8 +19,9 @@ type Delayed struct {
 }
 
 var (
-	_ Store        = (*Delayed)(nil)
-	_ ReadAtOpener = (*Delayed)(nil)
+	_ Store             = (*Delayed)(nil)
+	_ ReadAtOpener      = (*Delayed)(nil)
+	_ SizedReadAtOpener = (*Delayed)(nil)
 )
 
 // NewDelayed wraps inner with rtt of latency per request.
@@ -113,6 +114,16 @@ func (d *Delayed) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, err
 		return nil, opErr(OpStat, key, err)
 	}
 	r, err := OpenReadAt(ctx, d.inner, key)
+	if err != nil {
+		return nil, err
+	}
+	return &delayedReader{ReadAtCloser: r, ctx: ctx, d: d}, nil
+}
+
+// OpenReadAtSize implements SizedReadAtOpener: the open waits for nothing
+// (it sends no request); each ReadAt waits one round trip.
+func (d *Delayed) OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error) {
+	r, err := OpenReadAtSize(ctx, d.inner, key, size)
 	if err != nil {
 		return nil, err
 	}

@@ -245,6 +245,16 @@ func (f *Faulty) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, erro
 	return &faultyReader{ReadAtCloser: r, f: f, ctx: ctx, key: key}, nil
 }
 
+// OpenReadAtSize implements SizedReadAtOpener: the open sends nothing (no
+// fault point); each ReadAt is op "get_range".
+func (f *Faulty) OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error) {
+	r, err := OpenReadAtSize(ctx, f.inner, key, size)
+	if err != nil {
+		return nil, err
+	}
+	return &faultyReader{ReadAtCloser: r, f: f, ctx: ctx, key: key}, nil
+}
+
 type faultyReader struct {
 	ReadAtCloser
 	f   *Faulty

@@ -20,6 +20,34 @@ type ReadAtOpener interface {
 	OpenReadAt(ctx context.Context, key string) (ReadAtCloser, error)
 }
 
+// SizedReadAtOpener is implemented by stores that can open an object of a
+// size the caller already knows without asking for it. On a remote store
+// that saves the HEAD request a plain open costs: the table state records
+// every fragment's size, so opening a fragment costs nothing before its
+// first ranged read.
+type SizedReadAtOpener interface {
+	OpenReadAtSize(ctx context.Context, key string, size int64) (ReadAtCloser, error)
+}
+
+// OpenReadAtSize opens key, which the caller knows to be size bytes long,
+// for random access. Stores with a native reader (Local, Mem) open it as
+// OpenReadAt does, so the reader's Size is the object's real size and the
+// caller can compare; remote stores send nothing until the first ReadAt,
+// and an object shorter than size shows up as a short read. A sized open is
+// no request in the counting model; its reads are.
+func OpenReadAtSize(ctx context.Context, s Store, key string, size int64) (ReadAtCloser, error) {
+	if o, ok := s.(SizedReadAtOpener); ok {
+		return o.OpenReadAtSize(ctx, key, size)
+	}
+	if o, ok := s.(ReadAtOpener); ok {
+		return o.OpenReadAt(ctx, key)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, opErr(OpGetRange, key, err)
+	}
+	return &rangeReader{ctx: ctx, s: s, key: key, size: size}, nil
+}
+
 // OpenReadAt opens key for random access. It uses the store's ReadAtOpener if
 // it has one, and otherwise falls back to one Stat plus one GetRange per ReadAt.
 //

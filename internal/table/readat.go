@@ -47,7 +47,7 @@ type objectReader struct {
 // different actual size means the object is not the one the state describes
 // (typically truncated), which is corruption.
 func openObject(ctx context.Context, st storage.Store, key string, size int64) (*objectReader, error) {
-	ra, err := storage.OpenReadAt(ctx, st, key)
+	ra, err := storage.OpenReadAtSize(ctx, st, key, size)
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", key, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -226,10 +227,17 @@ func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string) (b
 	if ci < 0 || ci >= 64 {
 		return false, nil
 	}
+	if slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Index == "" }) {
+		return false, nil
+	}
+	// Every header is needed: fetch them side by side.
+	if _, err := perFragment(ctx, s.fragments, func(ctx context.Context, f Fragment) ([]struct{}, error) {
+		_, err := r.fidxHeader(ctx, f)
+		return nil, err
+	}); err != nil {
+		return false, err
+	}
 	for _, f := range s.fragments {
-		if f.Index == "" {
-			return false, nil
-		}
 		h, err := r.fidxHeader(ctx, f)
 		if err != nil {
 			return false, err
@@ -260,19 +268,9 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 	uniq := slices.Clone(ids)
 	slices.Sort(uniq)
 	uniq = slices.Compact(uniq)
-	var out []RowLoc
-	for _, f := range s.fragments {
+	return perFragment(ctx, s.fragments, func(ctx context.Context, f Fragment) ([]RowLoc, error) {
 		if !useIndex(f) {
-			locs, err := r.scanLocate(ctx, s, f, uniq)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, locs...)
-			continue
-		}
-		del, err := r.deleted(ctx, f)
-		if err != nil {
-			return nil, err
+			return r.scanLocate(ctx, s, f, uniq)
 		}
 		var locs []RowLoc
 		for _, id := range uniq {
@@ -284,15 +282,53 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 				return nil, err
 			}
 			for _, e := range ents {
-				if del == nil || !del.has(e.Offset) {
-					locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
-				}
+				locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
 			}
 		}
+		if len(locs) == 0 {
+			return nil, nil
+		}
+		// The deletion vector is fetched only for a fragment with hits.
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if del != nil {
+			locs = slices.DeleteFunc(locs, func(l RowLoc) bool { return del.has(l.Offset) })
+		}
 		slices.SortFunc(locs, func(a, b RowLoc) int { return int(a.Offset - b.Offset) })
-		out = append(out, locs...)
+		return locs, nil
+	})
+}
+
+// fetchConcurrency bounds the fragments one lookup reads at once. On a
+// remote store each fragment's probe is a chain of dependent ranged reads
+// (index header, Bloom block, directory, block); running the chains of all
+// fragments side by side makes a lookup cost the longest chain, not their
+// sum.
+const fetchConcurrency = 16
+
+// perFragment runs fn for every fragment, up to fetchConcurrency at once,
+// and concatenates the results in fragment order. The first error cancels
+// the others and is returned.
+func perFragment[T any](ctx context.Context, frags []Fragment, fn func(context.Context, Fragment) ([]T, error)) ([]T, error) {
+	if len(frags) == 1 {
+		return fn(ctx, frags[0])
 	}
-	return out, nil
+	parts := make([][]T, len(frags))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fetchConcurrency)
+	for i, f := range frags {
+		g.Go(func() error {
+			part, err := fn(gctx, f)
+			parts[i] = part
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(parts...), nil
 }
 
 // useIndex: probe f's index rather than read f. A fragment that fits in
@@ -357,19 +393,9 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 	if end == SectionDst {
 		col = 2
 	}
-	var out []Edge
-	for _, f := range s.fragments {
+	return perFragment(ctx, s.fragments, func(ctx context.Context, f Fragment) ([]Edge, error) {
 		if !useIndex(f) {
-			es, err := r.scanAdjacent(ctx, s, f, col, uniq)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, es...)
-			continue
-		}
-		del, err := r.deleted(ctx, f)
-		if err != nil {
-			return nil, err
+			return r.scanAdjacent(ctx, s, f, col, uniq)
 		}
 		var es []Edge
 		for _, n := range uniq {
@@ -384,15 +410,22 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 				return nil, corrupt(f.Index, -1, "edge fragment index has no adjacency section", nil)
 			}
 			for _, e := range ents {
-				if del == nil || !del.has(e.Offset) {
-					es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})
-				}
+				es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})
 			}
 		}
+		if len(es) == 0 {
+			return nil, nil
+		}
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if del != nil {
+			es = slices.DeleteFunc(es, func(e Edge) bool { return del.has(e.Offset) })
+		}
 		slices.SortFunc(es, func(a, b Edge) int { return int(a.Offset - b.Offset) })
-		out = append(out, es...)
-	}
-	return out, nil
+		return es, nil
+	})
 }
 
 func (r *Reader) scanAdjacent(ctx context.Context, s *State, f Fragment, col int, nodes []string) ([]Edge, error) {

@@ -34,6 +34,16 @@ func VerifyFragment(ctx context.Context, st storage.Store, schema Schema, f Frag
 	if s, err = s.Append(f); err != nil {
 		return err
 	}
+	// Reads open a fragment by the size the state records and, on a remote
+	// store, never ask for the real one; verify does, so an object that
+	// grew or shrank is reported even where the bytes read are intact.
+	info, err := st.Stat(ctx, f.Key)
+	if err != nil {
+		return fmt.Errorf("table: stat %s: %w", f.Key, err)
+	}
+	if info.Size != f.Bytes {
+		return corrupt(f.Key, min(info.Size, f.Bytes), fmt.Sprintf("object is %d bytes, table state says %d", info.Size, f.Bytes), nil)
+	}
 	sc, err := Scan(ctx, st, s, ScanOptions{})
 	if err != nil {
 		return err
