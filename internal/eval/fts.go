@@ -2,9 +2,9 @@ package eval
 
 import (
 	"context"
-	"math"
 	"slices"
 
+	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
@@ -33,7 +33,8 @@ type ftsView struct {
 	avgdl   float64
 	dense   []float64 // scratch of bm25, one per image row
 	hit     []bool
-	touched []int32 // rows the last bm25 call set
+	touched []int32        // rows the last bm25 call set
+	dfOver  map[string]int // document frequencies given by a partial snapshot
 }
 
 // ftsView returns the indexed view of (t, field), or nil when the
@@ -61,6 +62,11 @@ func (r *runner) ftsView(ctx context.Context, t *snapshot.NodeTable, field strin
 	}
 	v := &ftsView{n: t.Len(), parts: parts}
 	for _, p := range parts {
+		if p.Stats != nil {
+			// A partial snapshot's rows, with the whole column's statistics.
+			v.docs, v.total, v.dfOver = p.Stats.Docs, p.Stats.Total, p.Stats.DF
+			break
+		}
 		v.docs += p.Index.Docs()
 		v.total += p.Index.TotalLen()
 		for _, d := range p.Deleted() {
@@ -139,10 +145,15 @@ func (v *ftsView) bm25(terms []string) (scores []float64, hit []bool, rows []int
 		}
 	}
 	defer func() { v.touched = rows }()
-	n := float64(v.docs)
 	for _, t := range terms {
 		df := 0
+		if v.dfOver != nil {
+			df = v.dfOver[t]
+		}
 		for pi := range v.parts {
+			if v.dfOver != nil {
+				break // the whole table's frequencies are given
+			}
 			p := &v.parts[pi]
 			i, ok := p.Index.Lookup(t)
 			if !ok {
@@ -161,7 +172,7 @@ func (v *ftsView) bm25(terms []string) (scores []float64, hit []bool, rows []int
 		if df == 0 {
 			continue
 		}
-		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+		idf := index.BM25IDF(v.docs, df)
 		for pi := range v.parts {
 			p := &v.parts[pi]
 			i, ok := p.Index.Lookup(t)
@@ -174,13 +185,11 @@ func (v *ftsView) bm25(terms []string) (scores []float64, hit []bool, rows []int
 					return
 				}
 				dl, _ := p.Index.DocLen(int(off))
-				norm := bm25K1 * (1 - bm25B + bm25B*float64(dl)/v.avgdl)
-				tf := float64(tfi)
 				if !v.hit[row] {
 					v.hit[row] = true
 					rows = append(rows, row)
 				}
-				v.dense[row] += idf * tf * (bm25K1 + 1) / (tf + norm)
+				v.dense[row] += index.BM25Term(idf, tfi, dl, v.avgdl)
 			})
 		}
 	}

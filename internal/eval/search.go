@@ -13,13 +13,8 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
-// BM25 parameters (Lance/tantivy defaults, spec §5.7).
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-	// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
-	defaultMaxEdits = 2
-)
+// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
+const defaultMaxEdits = 2
 
 // analyze and queryTerms are the full-text analyzer shared with the
 // persisted index (index.Analyze).
@@ -108,16 +103,13 @@ func (ix *textIndex) bm25(row int32, terms []string) (score float64, ok bool) {
 	if m == nil {
 		return 0, false
 	}
-	n := float64(ix.docs)
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.dl[row])/ix.avgdl)
 	for _, t := range terms {
-		tf := float64(m[t])
+		tf := m[t]
 		if tf == 0 {
 			continue
 		}
-		df := float64(ix.df[t])
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		score += idf * tf * (bm25K1 + 1) / (tf + norm)
+		idf := index.BM25IDF(ix.docs, ix.df[t])
+		score += index.BM25Term(idf, tf, int32(ix.dl[row]), ix.avgdl)
 		ok = true
 	}
 	return score, ok

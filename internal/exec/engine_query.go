@@ -28,6 +28,14 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // plan and the data come from the same commit).
 func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (*eval.Result, error) {
 	opts := eval.Options{Now: g.now().UTC(), Embed: g.queryEmbed}
+	// A cold bm25 ranking reads its full-text indexes and the rows it
+	// returns (snapshot.RankedPartial).
+	if sm, ok, err := snap.RankedPartial(ctx, plan, params); err != nil {
+		return nil, err
+	} else if ok {
+		g.partialReads.Add(1)
+		return eval.Run(ctx, sm, plan, params, opts)
+	}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
 	if ps, ok, err := snap.Partial(ctx, plan, params); err != nil {

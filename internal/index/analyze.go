@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -44,4 +45,27 @@ func QueryTerms(q string) []string {
 	terms := Analyze(q)
 	slices.Sort(terms)
 	return slices.Compact(terms)
+}
+
+// BM25 parameters (Lance/tantivy defaults, spec/languages.md §5.7).
+const (
+	BM25K1 = 1.2
+	BM25B  = 0.75
+)
+
+// BM25IDF is the inverse document frequency of a term held by df of docs
+// documents.
+func BM25IDF(docs, df int) float64 {
+	n, d := float64(docs), float64(df)
+	return math.Log(1 + (n-d+0.5)/(d+0.5))
+}
+
+// BM25Term is one term's contribution to a document's score: term
+// frequency tf in a document of dl terms, average length avgdl. Every
+// scorer (the exact one, the indexed one, the cold ranking) computes
+// through these two functions, so their scores agree bit for bit.
+func BM25Term(idf float64, tf, dl int32, avgdl float64) float64 {
+	norm := BM25K1 * (1 - BM25B + BM25B*float64(dl)/avgdl)
+	f := float64(tf)
+	return idf * f * (BM25K1 + 1) / (f + norm)
 }

@@ -74,15 +74,27 @@ func (x *TextIndex) DF(i int) int { return int(x.df[i]) }
 
 // Postings calls fn for every row holding dictionary term i, in offset
 // order, with the term's frequency in that row.
+//
+// An entry out of bounds (only a checksum-valid but malformed object has
+// one; VerifyText reports it) ends the walk.
 func (x *TextIndex) Postings(i int, fn func(off int32, tf int32)) {
 	b := x.post[x.poff[i]:x.poff[i+1]]
 	off := int64(-1)
 	for len(b) > 0 {
 		d, n := binary.Uvarint(b)
+		if n <= 0 || d == 0 {
+			return
+		}
 		b = b[n:]
 		tf, m := binary.Uvarint(b)
+		if m <= 0 || tf == 0 || tf > 1<<30 {
+			return
+		}
 		b = b[m:]
 		off += int64(d)
+		if off >= int64(x.rows) {
+			return
+		}
 		fn(int32(off), int32(tf))
 	}
 }
@@ -290,29 +302,43 @@ func DecodeText(key string, b []byte) (*TextIndex, error) {
 		return nil, bad(0, "dictionary disagrees with the postings")
 	}
 	x.post = secs[2]
-	// Postings: offsets in range and increasing, df entries each.
+	return x, nil
+}
+
+// VerifyText decodes a full-text index and also checks every posting:
+// offsets in range and increasing, tf between 1 and the row's length,
+// and as many postings per term as its document frequency. DecodeText
+// leaves that to Postings, which stops at the first bad entry, so a
+// reader pays only for the terms it looks up.
+func VerifyText(key string, b []byte) (*TextIndex, error) {
+	x, err := DecodeText(key, b)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(reason string) error { return &table.CorruptError{Key: key, Offset: -1, Reason: reason} }
+	nterms := len(x.terms)
 	for i := range nterms {
 		q := x.post[x.poff[i]:x.poff[i+1]]
 		off, cnt := int64(-1), uint32(0)
 		for len(q) > 0 {
 			d, n := binary.Uvarint(q)
 			if n <= 0 || d == 0 {
-				return nil, bad(0, "bad posting")
+				return nil, bad("bad posting")
 			}
 			q = q[n:]
 			tf, m := binary.Uvarint(q)
 			if m <= 0 || tf == 0 {
-				return nil, bad(0, "bad posting")
+				return nil, bad("bad posting")
 			}
 			q = q[m:]
 			off += int64(d)
 			cnt++
 			if off >= int64(x.rows) || x.dl[off] < int32(tf) {
-				return nil, bad(0, "posting out of range")
+				return nil, bad("posting out of range")
 			}
 		}
 		if cnt != x.df[i] {
-			return nil, bad(0, "posting count disagrees with df")
+			return nil, bad("posting count disagrees with df")
 		}
 	}
 	return x, nil

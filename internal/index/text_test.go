@@ -41,7 +41,7 @@ func TestTextIndexMatchesAnalysis(t *testing.T) {
 	for round := range 20 {
 		docs := randomDocs(r, 1+r.IntN(200))
 		built := buildOf(docs)
-		dec, err := DecodeText("k", built.Encode())
+		dec, err := VerifyText("k", built.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestTextIndexCorrupt(t *testing.T) {
 	for i := range b {
 		c := slices.Clone(b)
 		c[i] ^= 0x41
-		_, err := DecodeText("k", c)
+		_, err := VerifyText("k", c)
 		var ce *table.CorruptError
 		var ve *table.VersionError
 		if !errors.As(err, &ce) && !errors.As(err, &ve) {

@@ -383,7 +383,11 @@ func (v *verifier) checkIndex(ref table.IndexRef) error {
 		}
 		return nil
 	case index.KindText:
-		x, err := index.ReadText(v.ctx, v.st, ref.Key)
+		b, _, err := v.st.Get(v.ctx, ref.Key)
+		if err != nil {
+			return err
+		}
+		x, err := index.VerifyText(ref.Key, b)
 		if err != nil {
 			return err
 		}

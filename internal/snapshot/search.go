@@ -45,6 +45,9 @@ type TextPart struct {
 	FragPos
 	Index     *index.TextIndex
 	Persisted bool // read from a persisted index object
+	// Stats, set only on the one part of a SearchMem, replaces the
+	// statistics summed over parts with the whole table's.
+	Stats *CorpusStats
 }
 
 // VectorPart is one fragment of a node image with its vector index.
