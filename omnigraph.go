@@ -57,6 +57,8 @@ var (
 	ErrUnsupportedURI = errors.New("unsupported graph URI")
 	// ErrNoGraph: nothing is initialized at the address.
 	ErrNoGraph = errors.New("no graph at this address")
+	// ErrInvalidOption: an option or its environment variable has a bad value.
+	ErrInvalidOption = errors.New("invalid option")
 	// ErrAlreadyInitialized: Init found a graph at the address.
 	ErrAlreadyInitialized = commit.ErrAlreadyInitialized
 	// ErrPreconditionFailed: a conditional write (IfCommit) found another
@@ -87,7 +89,11 @@ var (
 
 // Options tune a graph handle.
 type Options struct {
-	// CacheBytes bounds the cache of decoded immutable objects (0 = default).
+	// CacheBytes bounds the in-memory cache of decoded immutable objects
+	// (0 = the OMNIGRAPH_CACHE_BYTES environment variable, else the
+	// engine default, 512 MiB). Reads over tables whose decoded image
+	// would take more than half of it answer through the persisted indexes
+	// and streaming scans instead of whole-table images (docs/performance.md).
 	CacheBytes int64
 	// CacheDir, if set, caches immutable objects of remote (s3://) graphs
 	// in this local directory, shared safely by processes (default: the
@@ -131,6 +137,9 @@ func OpenStore(uri string, create bool) (storage.Store, error) {
 const (
 	EnvCacheDir      = "OMNIGRAPH_CACHE_DIR"
 	EnvCacheMaxBytes = "OMNIGRAPH_CACHE_MAX_BYTES"
+	// EnvCacheBytes is the memory cache budget of a handle opened without
+	// Options.CacheBytes, in bytes.
+	EnvCacheBytes = "OMNIGRAPH_CACHE_BYTES"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -209,8 +218,15 @@ func ImmutableKey(key string) bool {
 	return strings.HasPrefix(key, "commits/") || strings.HasPrefix(key, "schemas/") || strings.HasPrefix(key, "tables/")
 }
 
-func engineOptions(o Options) exec.Options {
-	return exec.Options{CacheBytes: o.CacheBytes, Now: o.Now, Embedding: o.Embedding}
+func engineOptions(o Options) (exec.Options, error) {
+	n := o.CacheBytes
+	if v := os.Getenv(EnvCacheBytes); n == 0 && v != "" {
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
+		}
+	}
+	return exec.Options{CacheBytes: n, Now: o.Now, Embedding: o.Embedding}, nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first
@@ -223,7 +239,11 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 	if err != nil {
 		return nil, err
 	}
-	eng, err := exec.Init(ctx, st, schemaPath, schemaSrc, actor, engineOptions(opts))
+	eo, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := exec.Init(ctx, st, schemaPath, schemaSrc, actor, eo)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +256,11 @@ func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := exec.Open(ctx, st, engineOptions(opts))
+	eo, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := exec.Open(ctx, st, eo)
 	if err != nil {
 		return nil, err
 	}

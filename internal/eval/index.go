@@ -90,9 +90,10 @@ func isConstOperand(o query.Operand) bool {
 }
 
 // scanIndex chooses candidate rows for a scan from an index. It returns
-// the candidates in ascending row order and the filters they already
+// the candidates (in ascending row order when ordered, else in index
+// order, shared with the index: read-only) and the filters they already
 // satisfy (skip[i]); ok is false when no index applies (scan every row).
-func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable) (cands []int32, skip []bool, ok bool) {
+func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool) (cands []int32, skip []bool, ok bool) {
 	if r.opts.NoIndexes || tbl.Len() == 0 {
 		return nil, nil, false
 	}
@@ -160,6 +161,9 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable) (cands []int3
 		if !q.id && q.prop == best {
 			skip[q.i] = true
 		}
+	}
+	if !ordered {
+		return bestIx.Perm[bestLo:bestHi], skip, true
 	}
 	return rowOrder(bestIx.Perm[bestLo:bestHi], tbl.Len()), skip, true
 }

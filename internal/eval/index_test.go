@@ -183,3 +183,49 @@ func TestExpandRowsMatchByID(t *testing.T) {
 		}
 	}
 }
+
+// TestCountOnlyMatchesRows pins countOnly (count($v) over a scan, rows
+// counted without being emitted) against the number of rows the same scan
+// emits, with and without indexes, over equality, range, float, inequality
+// and unfiltered scans and several count columns.
+func TestCountOnlyMatchesRows(t *testing.T) {
+	ctx := context.Background()
+	for _, seed := range []uint64{1, 3} {
+		g := perfGraph(t, seed, []int{0, 400, 0, 3000}[seed], 0)
+		for _, filters := range []string{
+			`$p.age >= 3  $p.age <= 9`,
+			`$p.age = 5`,
+			`$p.city = "c1"  $p.age <= 3`,
+			`$p.age > 2.5  $p.age <= 40`,
+			`$p.score >= 1.5`,
+			`$p.age != 3`,
+			`$p.age >= 30000`,
+			``,
+		} {
+			count, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $p: Person `+filters+` } return { count($p) as n, count($p) as m } }`, "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $p: Person `+filters+` } return { $p.name } }`, "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, opts := range []Options{{}, {NoIndexes: true}} {
+				for round := range snapshot.IndexAfterScans + 2 {
+					want, err := Run(ctx, g.ms, rows, nil, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := Run(ctx, g.ms, count, nil, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := int64(len(want.Rows))
+					if len(got.Rows) != 1 || !reflect.DeepEqual(got.Rows[0], []any{n, n}) {
+						t.Fatalf("%q %+v round %d: count %v, scan emitted %d rows", filters, opts, round, got.Rows, n)
+					}
+				}
+			}
+		}
+	}
+}

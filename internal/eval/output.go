@@ -54,6 +54,11 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 	}
 	argFns := make([]valueFn, len(o.Aggs))
 	for i, a := range o.Aggs {
+		if a.Func == "count" && a.Arg.Kind == query.OpdID {
+			// count of a variable counts rows: a bound entity is never
+			// null, so its id is not read (argFns[i] stays nil).
+			continue
+		}
 		fn, _, err := r.operand(ctx, a.Arg, l)
 		if err != nil {
 			return nil, err
@@ -72,14 +77,26 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 		for k, fn := range keyFns {
 			keyBuf[k] = fn(row)
 		}
-		tk := value.TupleKey(keyBuf)
-		g := byKey[tk]
+		var g *group
+		if len(keyFns) == 0 {
+			// One group: no key to build or hash per row.
+			if len(groups) == 1 {
+				g = groups[0]
+			}
+		} else {
+			g = byKey[value.TupleKey(keyBuf)]
+		}
 		if g == nil {
+			tk := value.TupleKey(keyBuf)
 			g = &group{keys: slices.Clone(keyBuf), st: make([]aggState, len(argFns))}
 			byKey[tk] = g
 			groups = append(groups, g)
 		}
 		for a, fn := range argFns {
+			if fn == nil {
+				g.st[a].n++
+				continue
+			}
 			v := fn(row)
 			if v == nil {
 				continue

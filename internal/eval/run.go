@@ -180,6 +180,15 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 		}
 		return r.project(ctx, o, rs, l)
 	case *query.Aggregate:
+		if n, ok, err := r.countOnly(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			row := make([]any, len(o.Columns))
+			for i := range row {
+				row[i] = n
+			}
+			return [][]any{row}, nil
+		}
 		rs, l, err := r.bindingRows(ctx, o.Input)
 		if err != nil {
 			return nil, err

@@ -28,7 +28,7 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	}
 	// An index narrows the rows to visit (index.go); filters it
 	// already decided are skipped, every other one is still evaluated.
-	rows, skip, indexed := r.scanIndex(o, tbl)
+	rows, skip, indexed := r.scanIndex(o, tbl, true)
 	if indexed && skip != nil {
 		kept := preds[:0]
 		for i, p := range preds {
@@ -150,4 +150,79 @@ func (r *runner) regroup(rs *rowSet) *rowSet {
 		out.push(rs.row(i))
 	}
 	return out
+}
+
+// countOnly answers an aggregate of only count($v) columns, no keys, over
+// a plain scan by counting the rows the scan would emit, without emitting
+// them: an index interval the remaining filters do not narrow is counted
+// by its length. ok is false for any other shape.
+func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok bool, err error) {
+	sc, isScan := o.Input.(*query.Scan)
+	if !isScan || sc.Rank != nil || len(o.Keys) > 0 || len(o.Aggs) == 0 {
+		return 0, false, nil
+	}
+	for _, a := range o.Aggs {
+		if a.Func != "count" || a.Arg.Kind != query.OpdID || a.Arg.Var != sc.Var {
+			return 0, false, nil
+		}
+	}
+	r.top = newLayout(false)
+	if err := r.declare(ctx, sc, r.top); err != nil {
+		return 0, false, err
+	}
+	l := r.top
+	s := l.idx(sc.Var)
+	tbl := l.slots[s].nodes
+	preds := make([]func([]int32) bool, 0, len(sc.Filters))
+	for i := range sc.Filters {
+		p, err := r.pred(ctx, &sc.Filters[i], l)
+		if err != nil {
+			return 0, false, err
+		}
+		preds = append(preds, p)
+	}
+	rows, skip, indexed := r.scanIndex(sc, tbl, false)
+	if indexed && skip != nil {
+		kept := preds[:0]
+		for i, p := range preds {
+			if !skip[i] {
+				kept = append(kept, p)
+			}
+		}
+		preds = kept
+	}
+	total := tbl.Len()
+	if indexed {
+		total = len(rows)
+	}
+	if len(preds) == 0 {
+		return int64(total), true, nil
+	}
+	buf := make([]int32, l.width())
+	for i := range buf {
+		buf[i] = -1
+	}
+	for k := 0; k < total; k++ {
+		if k&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, false, err
+			}
+		}
+		i := int32(k)
+		if indexed {
+			i = rows[k]
+		}
+		buf[s] = i
+		keep := true
+		for _, p := range preds {
+			if !p(buf) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			n++
+		}
+	}
+	return n, true, nil
 }

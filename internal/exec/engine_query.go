@@ -38,11 +38,11 @@ func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *quer
 	}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
-	if ps, ok, err := snap.Partial(ctx, plan, params); err != nil {
+	if ps, pplan, ok, err := snap.Partial(ctx, plan, params); err != nil {
 		return nil, err
 	} else if ok {
 		g.partialReads.Add(1)
-		return eval.Run(ctx, ps, plan, params, opts)
+		return eval.Run(ctx, ps, pplan, params, opts)
 	}
 	return eval.Run(ctx, snap, plan, params, opts)
 }

@@ -20,6 +20,13 @@
 //   - partial.go: Partial, the rows an anchored read (every scan pinned by
 //     key or id, bounded traversals) can touch, gathered through the same
 //     indexes into a Mem snapshot: a cold read costs what it touches.
+//   - scan.go: the unanchored side of Partial: a read whose only scan has
+//     no traversal streams a table scan of just the columns it names, with
+//     its comparisons pushed down (statistics pruning, typed and dictionary
+//     evaluation); filtered scans that start traversals get their anchors
+//     the same way. Tables whose image would exceed half the cache budget
+//     stay on these paths on a warm handle too, so memory follows the
+//     budget (OMNIGRAPH_CACHE_BYTES), not the graph.
 //   - index.go, adjacency.go: sorted property indexes and row-resolved
 //     adjacency (CSR) kept with an image.
 //   - columns.go: the mapping between .pg types and table columns, and

@@ -41,6 +41,20 @@ type partialPlan struct {
 	edges map[string]map[table.RowLoc][2]string
 	// edgeRows: edge types whose real rows (ids, properties) are needed.
 	edgeRows map[string]bool
+	// scans counts the plan's Scan operators; traversal is set when it
+	// has any other binding operator than scans and filters.
+	scans     int
+	traversal bool
+	// idRead: variables whose ids the plan reads (beyond count($v)).
+	idRead map[string]bool
+	// scan is the plan's one unanchored scan, read by a table scan
+	// (scan.go); nil when every scan is anchored.
+	scan *query.Scan
+	// known: node rows already located by a filtered scan (scan.go), by
+	// type and id, so building them needs no index probe.
+	known map[string]map[string]table.RowLoc
+	// root is the plan's read tree; build may replace it (scanOnly).
+	root query.Op
 }
 
 // partialBeforeImages is how many reads a loader answers from partial
@@ -53,39 +67,61 @@ const partialBeforeImages = 8
 // whole tables are cheaper than per-row index probes.
 const maxPartialNodes = 4096
 
-// Partial returns the partial snapshot of read plan over s: exactly the
-// rows the plan can touch, or ok false when the plan is not anchored (every
-// scan pinned by a key or id equality with a constant, only matching,
-// filtering, projection, aggregation, ordering and limits), a table it
-// needs already has a decoded image (the warm path is faster), or it would
-// gather too many rows. params are the caller's raw parameters.
-func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, bool, error) {
-	if s.l.noIndexPath || plan == nil || plan.Read == nil || s.l.partials.Load() >= partialBeforeImages {
-		return nil, false, nil
+// Partial returns the partial snapshot of read plan over s: the rows the
+// plan can touch, or ok false when the plan cannot be bounded so (only
+// matching, filtering, projection, aggregation, ordering and limits; every
+// scan pinned by a key or id equality with a constant, or by pushed-down
+// filters that keep at most maxPartialNodes rows, or the plan's only scan
+// with no traversal, read by a streaming table scan — scan.go), when a
+// table it needs already has a decoded image (the warm path is faster) or
+// the handle has served partialBeforeImages reads — unless an image would
+// not fit half the cache budget — or when it would gather too many rows.
+// params are the caller's raw parameters. The returned plan is the one to
+// run on the partial snapshot: plan itself, or a copy without the filters
+// the partial snapshot's rows already satisfy (scan.go).
+func (s *Snapshot) Partial(ctx context.Context, plan *query.Plan, params map[string]any) (*Mem, *query.Plan, bool, error) {
+	if s.l.noIndexPath || plan == nil || plan.Read == nil {
+		return nil, nil, false, nil
+	}
+	// A handle serving many reads decodes images (the warm path), unless
+	// an image would not fit the cache budget: then every read stays on
+	// the rows it touches, and memory on the budget.
+	oversized, err := s.oversized(ctx, plan.Reads)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if !oversized && s.l.partials.Load() >= partialBeforeImages {
+		return nil, nil, false, nil
 	}
 	pp := &partialPlan{snap: s, params: map[string]any{}, vars: map[string]*partialVar{},
-		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}}
+		edges: map[string]map[table.RowLoc][2]string{}, edgeRows: map[string]bool{}, idRead: map[string]bool{},
+		root: plan.Read}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
 		if err != nil {
-			return nil, false, nil // RunRead reports it
+			return nil, nil, false, nil // RunRead reports it
 		}
 		pp.params[ps.Name] = v
 	}
-	if !pp.shape(plan.Read) || !pp.cold() {
-		return nil, false, nil
+	if !pp.shape(plan.Read) || !oversized && !pp.cold() {
+		return nil, nil, false, nil
 	}
 	ok, err := pp.gather(ctx, plan.Read)
 	if err != nil || !ok {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	ms, err := pp.build(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	s.l.partials.Add(1)
-	return ms, true, nil
+	if pp.root != plan.Read {
+		p := *plan
+		p.Read = pp.root
+		plan = &p
+	}
+	return ms, plan, true, nil
 }
 
 // shape checks the plan's operators and records variables and the
@@ -101,6 +137,8 @@ func (pp *partialPlan) shape(op query.Op) bool {
 			if v := pp.vars[o.Var]; v != nil {
 				v.props[o.Prop] = true
 			}
+		case query.OpdID:
+			pp.idRead[o.Var] = true
 		}
 	}
 	pred := func(p *query.Pred) {
@@ -120,11 +158,13 @@ func (pp *partialPlan) shape(op query.Op) bool {
 				ok = false
 				return
 			}
+			pp.scans++
 			pp.vars[o.Var] = &partialVar{typ: o.Type, ids: map[string]bool{}, props: map[string]bool{}}
 			for i := range o.Filters {
 				pred(&o.Filters[i])
 			}
 		case *query.Expand:
+			pp.traversal = true
 			walk(o.Input)
 			if !o.DstBound {
 				pp.vars[o.Dst] = &partialVar{typ: o.DstType, ids: map[string]bool{}, props: map[string]bool{}}
@@ -137,12 +177,15 @@ func (pp *partialPlan) shape(op query.Op) bool {
 			walk(o.Input)
 			pred(&o.Pred)
 		case *query.CrossJoin:
+			pp.traversal = true
 			walk(o.Left)
 			walk(o.Right)
 		case *query.AntiJoin:
+			pp.traversal = true
 			walk(o.Input)
 			walk(o.Sub)
 		case *query.Argument:
+			pp.traversal = true
 		case *query.Project:
 			walk(o.Input)
 			for _, c := range o.Cols {
@@ -154,12 +197,18 @@ func (pp *partialPlan) shape(op query.Op) bool {
 				see(c.Value)
 			}
 			for _, a := range o.Aggs {
+				if a.Func == "count" && a.Arg.Kind == query.OpdID {
+					continue // counts rows: the id's value is never read
+				}
 				see(a.Arg)
 			}
 		case *query.Sort:
 			walk(o.Input)
 			for _, k := range o.Keys {
 				see(k.Value)
+			}
+			for _, v := range o.TieBreak {
+				pp.idRead[v] = true
 			}
 		case *query.Limit:
 			walk(o.Input)
@@ -169,6 +218,35 @@ func (pp *partialPlan) shape(op query.Op) bool {
 	}
 	walk(op)
 	return ok
+}
+
+// oversized reports whether the image of a table among reads would take
+// more than half the cache budget.
+func (s *Snapshot) oversized(ctx context.Context, reads []query.TableRef) (bool, error) {
+	budget := s.l.cache.Budget()
+	for _, r := range reads {
+		tk, props := NodeKey(r.Name), 0
+		if r.Edge {
+			et, ok := s.cat.Edge(r.Name)
+			if !ok {
+				continue
+			}
+			tk, props = EdgeKey(et.Name), len(et.Props)
+		} else if nt, ok := s.cat.Node(r.Name); ok {
+			props = len(nt.Props)
+		}
+		if s.StateKey(tk) == "" {
+			continue
+		}
+		st, err := s.State(ctx, tk) // cached by key
+		if err != nil {
+			return false, err
+		}
+		if imageSize(int(st.Rows()), props, r.Edge)*2 > budget {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // cold reports whether none of the plan's tables has a decoded image: then
@@ -192,8 +270,19 @@ func (pp *partialPlan) gather(ctx context.Context, op query.Op) (bool, error) {
 	switch o := op.(type) {
 	case *query.Scan:
 		id, ok, err := pp.anchor(ctx, o)
-		if err != nil || !ok {
+		if err != nil {
 			return false, err
+		}
+		if !ok {
+			// One scan and no traversal: a table scan reads what its
+			// filters keep (scan.go).
+			if pp.scans == 1 && !pp.traversal {
+				pp.scan = o
+				return true, nil
+			}
+			// Otherwise the scan's filters must pin few enough nodes to
+			// start traversals from.
+			return pp.filteredAnchors(ctx, o)
 		}
 		if id != "" {
 			pp.vars[o.Var].ids[id] = true
@@ -386,6 +475,16 @@ func (pp *partialPlan) build(ctx context.Context) (*Mem, error) {
 			props[v.typ][p] = true
 		}
 	}
+	if o := pp.scan; o != nil {
+		// The plan's only variable (no traversal, one scan).
+		t, root, err := pp.scanOnly(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		ms.NodeT[t.Type.Name] = t
+		pp.root = root
+		return ms, nil
+	}
 	for typ, set := range ids {
 		nt, _ := pp.snap.cat.Node(typ)
 		t, err := pp.nodeRows(ctx, nt, set, props[typ])
@@ -425,12 +524,33 @@ func (pp *partialPlan) nodeRows(ctx context.Context, nt *schema.NodeType, set ma
 		return nil, err
 	}
 	idList := make([]string, 0, len(set))
+	var locs []table.RowLoc
+	known := pp.known[nt.Name]
 	for id := range set {
-		idList = append(idList, id)
+		if l, ok := known[id]; ok {
+			locs = append(locs, l)
+		} else {
+			idList = append(idList, id)
+		}
 	}
-	locs, err := pp.snap.l.tr.Locate(ctx, st, idList)
-	if err != nil {
-		return nil, err
+	if len(idList) > 0 {
+		found, err := pp.snap.l.tr.Locate(ctx, st, idList)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, found...)
+	}
+	if len(known) > 0 {
+		pos := map[string]int{}
+		for i, f := range st.Fragments() {
+			pos[f.Key] = i
+		}
+		slices.SortFunc(locs, func(a, b table.RowLoc) int {
+			if pa, pb := pos[a.Fragment], pos[b.Fragment]; pa != pb {
+				return pa - pb
+			}
+			return int(a.Offset - b.Offset)
+		})
 	}
 	cols := propsToRead(st, nt.Props, want)
 	for _, p := range nt.Props {

@@ -134,10 +134,12 @@ func (s *colSum) add(arr arrow.Array) error {
 		}
 		s.data = crc32.Update(s.data, castagnoli, buf)
 		s.scratch = buf[:0]
+	case *array.Dictionary:
+		return s.addDict(a)
 	case *array.String:
-		s.addBinary(a, a.ValueOffsets(), func(i int) []byte { return []byte(a.Value(i)) })
+		s.addBinary(a, a.ValueOffsets(), a.ValueBytes())
 	case *array.Binary:
-		s.addBinary(a, a.ValueOffsets(), a.Value)
+		s.addBinary(a, a.ValueOffsets(), a.ValueBytes())
 	case *array.LargeBinary:
 		s.addLargeBinary(a)
 	case *array.List:
@@ -182,19 +184,35 @@ func (s *colSum) add(arr arrow.Array) error {
 	return nil
 }
 
-func (s *colSum) addBinary(arr arrow.Array, offs []int32, value func(int) []byte) {
+// addBinary feeds a variable-length column: offs are its len+1 value
+// offsets into data (both as the array exposes them). The data stream is
+// the valid values' bytes back to back, so each run of valid rows is one
+// contiguous range of data and one CRC update.
+func (s *colSum) addBinary(arr arrow.Array, offs []int32, data []byte) {
+	n := arr.Len()
 	buf := s.scratch[:0]
-	for i := 0; i < arr.Len(); i++ {
+	for i := 0; i < n; i++ {
 		if arr.IsValid(i) {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[i+1]-offs[i]))
 		}
 	}
 	s.lengths = crc32.Update(s.lengths, castagnoli, buf)
 	s.scratch = buf[:0]
-	for i := 0; i < arr.Len(); i++ {
-		if arr.IsValid(i) {
-			s.data = crc32.Update(s.data, castagnoli, value(i))
+	if n == 0 {
+		return
+	}
+	base := offs[0] // data is already sliced to the array's first value
+	for i := 0; i < n; {
+		if arr.IsNull(i) {
+			i++
+			continue
 		}
+		j := i
+		for j < n && arr.IsValid(j) {
+			j++
+		}
+		s.data = crc32.Update(s.data, castagnoli, data[offs[i]-base:offs[j]-base])
+		i = j
 	}
 }
 
@@ -253,4 +271,47 @@ func recordChecksums(rec arrow.RecordBatch) ([]uint32, error) {
 		out[i] = s.sum()
 	}
 	return out, nil
+}
+
+// addDict feeds a dictionary-encoded String or Binary column exactly as its
+// decoded values would be fed: each valid row's entry length and bytes.
+func (s *colSum) addDict(a *array.Dictionary) error {
+	type varWidth interface {
+		ValueOffsets() []int32
+		ValueBytes() []byte
+	}
+	vals, ok := a.Dictionary().(varWidth)
+	if !ok {
+		return fmt.Errorf("%w: no content checksum for dictionary of %v", ErrSchema, a.Dictionary().DataType())
+	}
+	offs, data := vals.ValueOffsets(), vals.ValueBytes()
+	var base int32
+	if len(offs) > 0 {
+		base = offs[0]
+	}
+	n := a.Len()
+	idx := make([]int32, 0, n) // entry of every valid row
+	raw, fast := a.Indices().(*array.Int32)
+	for i := 0; i < n; i++ {
+		if !a.IsValid(i) {
+			continue
+		}
+		if fast {
+			idx = append(idx, raw.Value(i))
+		} else {
+			idx = append(idx, int32(a.GetValueIndex(i)))
+		}
+	}
+	buf := s.scratch[:0]
+	for _, k := range idx {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[k+1]-offs[k]))
+	}
+	s.lengths = crc32.Update(s.lengths, castagnoli, buf)
+	buf = buf[:0]
+	for _, k := range idx {
+		buf = append(buf, data[offs[k]-base:offs[k+1]-base]...)
+	}
+	s.data = crc32.Update(s.data, castagnoli, buf)
+	s.scratch = buf[:0]
+	return nil
 }

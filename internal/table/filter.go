@@ -255,6 +255,8 @@ func (f *compiledFilter) eval(arr arrow.Array, mask []bool) {
 		return
 	}
 	switch a := arr.(type) {
+	case *array.Dictionary:
+		f.evalDict(a, mask)
 	case *array.String:
 		evalOrdered(f, a, mask, a.Value, f.setS)
 	case *array.Boolean:
@@ -315,5 +317,41 @@ func evalOrdered[T int64 | uint64 | float64 | string](f *compiledFilter, arr arr
 			_, ok = set[v]
 		}
 		mask[i] = ok
+	}
+}
+
+// ValidFilter reports whether f is a filter Scan accepts on schema: a known
+// scalar column and literals of that column's kind (in its range). Callers
+// that translate predicates of their own use it to keep the ones a scan can
+// apply exactly and evaluate the rest themselves.
+func ValidFilter(schema Schema, f Filter) bool {
+	_, err := compileFilter(schema, f)
+	return err == nil
+}
+
+// evalDict ANDs the filter into mask for a dictionary-encoded column: the
+// filter is evaluated once per dictionary entry, then each row takes its
+// entry's result (nulls never match a comparison).
+func (f *compiledFilter) evalDict(d *array.Dictionary, mask []bool) {
+	vals := d.Dictionary()
+	match := make([]bool, vals.Len())
+	for i := range match {
+		match[i] = true
+	}
+	f.eval(vals, match)
+	hasNulls := d.NullN() > 0
+	if idx, ok := d.Indices().(*array.Int32); ok {
+		raw := idx.Int32Values()
+		for i := range mask {
+			if mask[i] {
+				mask[i] = !(hasNulls && d.IsNull(i)) && match[raw[i]]
+			}
+		}
+		return
+	}
+	for i := range mask {
+		if mask[i] {
+			mask[i] = !(hasNulls && d.IsNull(i)) && match[d.GetValueIndex(i)]
+		}
 	}
 }

@@ -41,6 +41,9 @@ type ScanStats struct {
 	RowGroups       int // row groups in the fragments that were opened
 	RowGroupsPruned int // skipped using Parquet footer statistics or deletions
 	RowsRead        int64
+	// DictBatches counts the batches of filter-only String/Enum columns
+	// that were decoded as dictionary indices instead of strings.
+	DictBatches int
 }
 
 // Scanner iterates over the records of a scan. Records never span fragments.
@@ -53,10 +56,15 @@ type Scanner struct {
 	batch   int64
 	offsets bool
 
-	filters   []compiledFilter
-	proj      []int // schema indices, output order
-	read      []int // schema indices read from files, ascending
-	outSchema *arrow.Schema
+	filters []compiledFilter
+	proj    []int // schema indices, output order
+	read    []int // schema indices read from files, ascending
+	// filterOnly[i]: schema column i is read for filters only (never
+	// projected); such a String/Enum column whose chunks are dictionary
+	// encoded is decoded as dictionary indices, and its filters are
+	// evaluated once per dictionary entry (dictCols, per fragment).
+	filterOnly map[int]bool
+	outSchema  *arrow.Schema
 
 	frags []Fragment // fragments that survived state-level pruning
 	next  int
@@ -117,6 +125,12 @@ func Scan(ctx context.Context, st storage.Store, s *State, opts ScanOptions) (*S
 		read[i] = true
 	}
 	for _, f := range sc.filters {
+		if !read[f.col] && (f.kind == String || f.kind == Enum) {
+			if sc.filterOnly == nil {
+				sc.filterOnly = map[int]bool{}
+			}
+			sc.filterOnly[f.col] = true
+		}
 		read[f.col] = true
 	}
 	for i := range read {
@@ -243,7 +257,9 @@ func (sc *Scanner) Next() bool {
 
 // fragCursor is the open state of one fragment being scanned.
 type fragCursor struct {
-	frag   Fragment
+	frag Fragment
+	// dict maps the schema columns decoded as dictionaries to their leaf.
+	dict   map[int]int
 	or     *objectReader
 	fr     *pqarrow.FileReader
 	leaves []int
@@ -339,7 +355,12 @@ func (sc *Scanner) open(f Fragment) (*fragCursor, error) {
 		if pf, err = file.NewParquetReader(c.or, opts...); err != nil {
 			return err
 		}
-		c.fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: sc.batch}, sc.mem)
+		arp := pqarrow.ArrowReadProperties{BatchSize: sc.batch}
+		c.dict = sc.dictColumns(pf)
+		for _, leaf := range c.dict {
+			arp.SetReadDict(leaf, true)
+		}
+		c.fr, err = pqarrow.NewFileReader(pf, arp, sc.mem)
 		return err
 	})
 	if err != nil {
@@ -390,7 +411,13 @@ func (sc *Scanner) checkFile(c *fragCursor, pf *file.Reader) error {
 	for _, i := range sc.read {
 		col := sc.schema.Columns[i]
 		fld := fields[i].Field
-		if fld.Name != col.Name || !arrow.TypeEqual(fld.Type, col.Type.fileArrowType()) {
+		ft := fld.Type
+		if dt, ok := ft.(*arrow.DictionaryType); ok {
+			if _, asked := c.dict[i]; asked {
+				ft = dt.ValueType
+			}
+		}
+		if fld.Name != col.Name || !arrow.TypeEqual(ft, col.Type.fileArrowType()) {
 			return corrupt(key, -1, fmt.Sprintf("file column %d is %s %v, schema wants %s %v", i, fld.Name, fld.Type, col.Name, col.Type.fileArrowType()), nil)
 		}
 		c.leaves = appendLeaves(c.leaves, &fields[i])
@@ -682,6 +709,14 @@ func (sc *Scanner) process(raw arrow.RecordBatch, base int64) (arrow.RecordBatch
 		if !ok || a.Len() != n {
 			return nil, corrupt(sc.cur.frag.Key, -1, fmt.Sprintf("column %q missing from decoded batch", c.Name), nil)
 		}
+		if _, isDict := a.(*array.Dictionary); isDict {
+			if _, asked := sc.cur.dict[i]; !asked {
+				return nil, corrupt(sc.cur.frag.Key, -1, fmt.Sprintf("column %q decoded as a dictionary", c.Name), nil)
+			}
+			a.Retain() // a filter-only column: evaluated as it is (compiledFilter.evalDict)
+			sc.stats.DictBatches++
+			return a, nil
+		}
 		return fromFileArray(sc.mem, sc.cur.frag.Key, c, a)
 	}
 
@@ -843,4 +878,34 @@ func concat(recs []arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator
 		}
 	}
 	return array.NewRecordBatch(schema, cols, rows), nil
+}
+
+// dictColumns returns the filter-only String/Enum columns of the scan
+// whose chunks carry a dictionary in every row group of pf, mapped to
+// their leaf index: decoding those as dictionary indices skips building
+// one string per row.
+func (sc *Scanner) dictColumns(pf *file.Reader) map[int]int {
+	if len(sc.filterOnly) == 0 || sc.want != nil {
+		return nil
+	}
+	md := pf.MetaData()
+	var out map[int]int
+	for i := range sc.filterOnly {
+		leaf := md.Schema.ColumnIndexByName(sc.schema.Columns[i].Name)
+		if leaf < 0 {
+			continue
+		}
+		all := md.NumRowGroups() > 0
+		for rg := 0; rg < md.NumRowGroups() && all; rg++ {
+			cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+			all = err == nil && cc.HasDictionaryPage()
+		}
+		if all {
+			if out == nil {
+				out = map[int]int{}
+			}
+			out[i] = leaf
+		}
+	}
+	return out
 }

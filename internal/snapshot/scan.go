@@ -1,0 +1,381 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
+)
+
+// Scans that are not anchored. A read with a single node scan and no
+// traversal (filters, projection, aggregation, ordering, limits) touches
+// the rows its filters keep. On a cold handle such a plan runs on a
+// partial snapshot built by one streaming table scan instead of the whole
+// table image: only the columns the plan names are fetched, the scan's
+// comparisons with constants are pushed into the table scan (fragments and
+// row groups pruned by their statistics, the rest evaluated on the typed
+// Arrow columns), and only the rows that pass are converted to values.
+// Comparisons the table scan cannot apply exactly (floats, whose NaN
+// order differs; text predicates, list membership, now()) are left to eval,
+// which re-applies every filter on the partial table anyway, so the answer
+// is the whole-image answer, row order included (exec
+// TestScanReadsMatchFull). When the plan never reads the variable's ids
+// (e.g. `count($p)`), they are not read either: the partial table holds
+// unique placeholders.
+
+// filteredAnchors gathers the candidates of an unanchored scan in a plan
+// with traversals: the live rows passing the filters the table scan
+// applies, read with the id column only and their row locations kept for
+// build. ok is false when no filter is pushed down or more than
+// maxPartialNodes rows pass (then whole tables are cheaper). Candidates
+// failing a filter left to eval are harmless: eval re-applies every filter
+// of the scan, and every row passing them all is a candidate.
+func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool, error) {
+	nt, found := pp.snap.cat.Node(o.Type)
+	if !found {
+		return false, nil
+	}
+	st, err := pp.snap.State(ctx, NodeKey(nt.Name))
+	if err != nil {
+		return false, err
+	}
+	filters, _ := pp.tableFilters(st.Schema(), o)
+	if len(filters) == 0 {
+		return false, nil
+	}
+	sc, err := pp.snap.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{table.KeyColumn}, Filters: filters, RowOffsets: true})
+	if err != nil {
+		return false, err
+	}
+	defer sc.Close()
+	ids := pp.vars[o.Var].ids
+	if pp.known == nil {
+		pp.known = map[string]map[string]table.RowLoc{}
+	}
+	known := pp.known[nt.Name]
+	if known == nil {
+		known = map[string]table.RowLoc{}
+		pp.known[nt.Name] = known
+	}
+	for sc.Next() {
+		rec, offs := sc.Record(), sc.Offsets()
+		arr := rec.Column(0)
+		for i := range int(rec.NumRows()) {
+			id := table.Value(arr, i).(string)
+			ids[id] = true
+			known[id] = table.RowLoc{ID: id, Fragment: sc.Fragment(), Offset: offs[i]}
+		}
+		if len(ids) > maxPartialNodes {
+			return false, nil
+		}
+	}
+	return true, sc.Err()
+}
+
+// scanOnly builds the table of the plan's only scan o (no traversal): the
+// live rows passing its pushed-down filters, with the properties the rest
+// of the plan names. The filters the table scan applied are dropped from
+// the returned plan (they hold for every row read), so their columns are
+// not read unless something else names them.
+func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*NodeTable, query.Op, error) {
+	nt, _ := pp.snap.cat.Node(o.Type)
+	st, err := pp.snap.State(ctx, NodeKey(nt.Name))
+	if err != nil {
+		return nil, nil, err
+	}
+	filters, pushed := pp.tableFilters(st.Schema(), o)
+	root := pp.root
+	if len(pushed) > 0 {
+		rest := *o
+		rest.Filters = nil
+		for i, f := range o.Filters {
+			if !slices.Contains(pushed, i) {
+				rest.Filters = append(rest.Filters, f)
+			}
+		}
+		if r := replaceScan(pp.root, o, &rest); r != nil {
+			root = r
+		}
+	}
+	// The properties and ids the plan still reads.
+	need := &partialPlan{vars: map[string]*partialVar{}, edgeRows: map[string]bool{}, idRead: map[string]bool{}}
+	if !need.shape(root) || need.vars[o.Var] == nil {
+		return nil, nil, fmt.Errorf("snapshot: rewritten scan plan lost its shape")
+	}
+	t, err := pp.scanRows(ctx, nt, st, filters, need.vars[o.Var].props, need.idRead[o.Var])
+	return t, root, err
+}
+
+// replaceScan returns a copy of the operators from root down to old with
+// old replaced by repl, or nil when the path holds an operator a single-scan
+// plan cannot have.
+func replaceScan(root query.Op, old, repl *query.Scan) query.Op {
+	switch o := root.(type) {
+	case *query.Scan:
+		if o == old {
+			return repl
+		}
+		return nil
+	case *query.Filter:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Project:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Aggregate:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Sort:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	case *query.Limit:
+		if in := replaceScan(o.Input, old, repl); in != nil {
+			c := *o
+			c.Input = in
+			return &c
+		}
+	}
+	return nil
+}
+
+// scanRows reads the live rows of nt (state st) that pass filters, in
+// storage order, with the wanted properties; realIDs false fills IDs with
+// placeholders.
+func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *table.State, filters []table.Filter, want map[string]bool, realIDs bool) (*NodeTable, error) {
+	cols := propsToRead(st, nt.Props, want)
+	var read []string
+	if realIDs {
+		read = append(read, table.KeyColumn)
+	}
+	read = append(read, cols...)
+	t := &NodeTable{Type: nt, Cols: map[string][]any{}}
+	for _, p := range cols {
+		t.Cols[p] = []any{}
+	}
+	n := 0
+	switch {
+	case len(read) == 0 && len(filters) == 0:
+		// Nothing to read: every live row counts.
+		n = int(st.Rows())
+	default:
+		if len(read) == 0 {
+			read = []string{filters[0].Column} // a column the scan reads anyway, for row counts
+		}
+		sc, err := pp.snap.l.tr.Scan(ctx, st, table.ScanOptions{Columns: read, Filters: filters})
+		if err != nil {
+			return nil, err
+		}
+		defer sc.Close()
+		props := make([]*schema.Property, len(cols))
+		for k, c := range cols {
+			props[k] = PropByName(nt.Props, c)
+		}
+		for sc.Next() {
+			rec := sc.Record()
+			rows := int(rec.NumRows())
+			j := 0
+			if realIDs {
+				arr := rec.Column(0)
+				for i := range rows {
+					t.IDs = append(t.IDs, table.Value(arr, i).(string))
+				}
+				j = 1
+			}
+			for k, c := range cols {
+				arr, p := rec.Column(j+k), props[k]
+				col := t.Cols[c]
+				for i := range rows {
+					col = append(col, value.FromColumn(p.Type, table.Value(arr, i)))
+				}
+				t.Cols[c] = col
+			}
+			n += rows
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if !realIDs {
+		t.IDs = placeholderIDs(n)
+	}
+	// Wanted properties the stored table lacks read as null.
+	for _, p := range nt.Props {
+		if want[p.Name] && len(t.Cols[p.Name]) != len(t.IDs) {
+			t.Cols[p.Name] = make([]any, len(t.IDs))
+		}
+	}
+	return t, nil
+}
+
+// placeholderIDs returns n distinct ids no node can have (ids never start
+// with a NUL byte), sharing one backing string.
+func placeholderIDs(n int) []string {
+	buf := make([]byte, 0, n*8)
+	ends := make([]int, n)
+	for i := range n {
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, int64(i), 36)
+		ends[i] = len(buf)
+	}
+	s := string(buf)
+	ids := make([]string, n)
+	start := 0
+	for i, e := range ends {
+		ids[i], start = s[start:e], e
+	}
+	return ids
+}
+
+// tableFilters translates the scan's comparisons of one of its variable's
+// stored scalar columns (or its id) with a constant into table filters the
+// table scan applies exactly as eval would (§5.4: a null never compares);
+// pushed are the indices in o.Filters of the translated ones. Filters it
+// cannot translate are simply not pushed down.
+func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) (out []table.Filter, pushed []int) {
+	for i := range o.Filters {
+		p := &o.Filters[i]
+		if p.Func != "" {
+			continue
+		}
+		vs, ks, op := p.Left, p.Right, p.Op
+		if isConstOperand(vs) {
+			var ok bool
+			if op, ok = flipCmp(op); !ok {
+				continue
+			}
+			vs, ks = ks, vs
+		}
+		if vs.Var != o.Var || !isConstOperand(ks) {
+			continue
+		}
+		var col string
+		switch vs.Kind {
+		case query.OpdProp:
+			col = vs.Prop
+		case query.OpdID:
+			col = table.KeyColumn
+		default:
+			continue
+		}
+		top, ok := tableOp(op)
+		ci := sch.Index(col)
+		if !ok || ci < 0 {
+			continue
+		}
+		c, ok := pp.constant(ks)
+		if !ok || !sameDomain(sch.Columns[ci].Type.Kind, c) {
+			continue
+		}
+		f := table.Filter{Column: col, Op: top, Value: c}
+		if table.ValidFilter(sch, f) {
+			out = append(out, f)
+			pushed = append(pushed, i)
+		}
+	}
+	return out, pushed
+}
+
+func isConstOperand(o query.Operand) bool {
+	return o.Kind == query.OpdParam || o.Kind == query.OpdLit
+}
+
+// flipCmp mirrors a comparison for swapped operands (c < x ⇔ x > c).
+func flipCmp(op query.CmpOp) (query.CmpOp, bool) {
+	switch op {
+	case query.OpEq, query.OpNe:
+		return op, true
+	case query.OpLt:
+		return query.OpGt, true
+	case query.OpLe:
+		return query.OpGe, true
+	case query.OpGt:
+		return query.OpLt, true
+	case query.OpGe:
+		return query.OpLe, true
+	}
+	return op, false
+}
+
+func tableOp(op query.CmpOp) (table.Op, bool) {
+	switch op {
+	case query.OpEq:
+		return table.OpEq, true
+	case query.OpNe:
+		return table.OpNe, true
+	case query.OpLt:
+		return table.OpLt, true
+	case query.OpLe:
+		return table.OpLe, true
+	case query.OpGt:
+		return table.OpGt, true
+	case query.OpGe:
+		return table.OpGe, true
+	}
+	return 0, false
+}
+
+// constant evaluates a parameter or literal operand in the value model;
+// ok is false for null and for literals not translated (floats, lists).
+func (pp *partialPlan) constant(o query.Operand) (any, bool) {
+	if o.Kind == query.OpdParam {
+		v := pp.params[o.Param]
+		return v, v != nil
+	}
+	l := o.Lit
+	if l == nil {
+		return nil, false
+	}
+	switch l.Kind {
+	case query.LitString:
+		return l.Str, true
+	case query.LitInt:
+		return l.Int, true
+	case query.LitBool:
+		return l.Bool, true
+	case query.LitDate:
+		d, ok := value.ParseDate(l.Str)
+		return d, ok
+	case query.LitDateTime:
+		ms, ok := value.ParseDateTime(l.Str)
+		return ms, ok
+	}
+	return nil, false
+}
+
+// sameDomain reports whether a table comparison of a column of kind k with
+// constant c orders exactly as value.Compare does: strings bytewise, bools
+// false < true, integers by exact value. Float columns are left out (a
+// table filter never matches NaN, value.Compare orders it last).
+func sameDomain(k table.Kind, c any) bool {
+	switch k {
+	case table.String, table.Enum:
+		_, ok := c.(string)
+		return ok
+	case table.Bool:
+		_, ok := c.(bool)
+		return ok
+	case table.I32, table.I64, table.U32, table.U64, table.Date, table.DateTime:
+		switch c.(type) {
+		case int64, int32, uint64, uint32:
+			return true
+		}
+	}
+	return false
+}
