@@ -20,6 +20,7 @@ var layers = map[string]int{
 	"internal/policy":    1,
 	"internal/opconfig":  1,
 	"internal/remote":    1,
+	"internal/embed":     1,
 	"internal/fixture":   0,
 	"internal/cache":     0,
 	"internal/limits":    0,

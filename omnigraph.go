@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -133,6 +134,10 @@ type Options struct {
 	// unharmed. WithQueryLimits overrides them per call.
 	QueryMemoryBytes int64
 	QueryTimeout     time.Duration
+	// Embedding configures the embedding provider of nearest() with a
+	// String query and of @embed fills on load and mutate (nil: the
+	// OMNIGRAPH_EMBED_* environment; docs/search.md).
+	Embedding *EmbeddingConfig
 }
 
 // ResourceLimitError reports a request stopped at a bound: Resource
@@ -152,6 +157,9 @@ type QueryLimits struct {
 func WithQueryLimits(ctx context.Context, l QueryLimits) context.Context {
 	return exec.WithQueryLimits(ctx, exec.QueryLimits{MemoryBytes: l.MemoryBytes, Timeout: l.Timeout})
 }
+
+// EmbeddingConfig says how to reach an embedding provider.
+type EmbeddingConfig = embed.Config
 
 // Graph is a handle on one graph. It is safe for concurrent use by many
 // goroutines, and any number of processes may hold handles on one graph.
@@ -261,7 +269,7 @@ func engineOptions(o Options) (exec.Options, error) {
 			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
 		}
 	}
-	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout}, nil
+	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout, Embedding: o.Embedding}, nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

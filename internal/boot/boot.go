@@ -3,6 +3,11 @@ package boot
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 
 	"github.com/omnigraph-go/omnigraph/internal/cluster"
 	"github.com/omnigraph-go/omnigraph/internal/policy"
@@ -36,6 +41,13 @@ func FromCluster(ctx context.Context, source string, cfg server.Config) (server.
 	bundles := server.Bundles{Graphs: map[string]server.Authorizer{}}
 	for _, g := range app.Graphs {
 		gc := server.GraphConfig{ID: g.ID, URI: g.URI, Quarantine: g.Quarantine}
+		if g.Embedding != nil {
+			e, err := embeddingConfig(g.ID, g.Embedding)
+			if err != nil {
+				return cfg, err
+			}
+			gc.Embedding = e
+		}
 		for _, q := range g.Queries {
 			gc.Queries = append(gc.Queries, server.StoredQuery{Name: q.Name, Source: q.Source})
 		}
@@ -55,4 +67,28 @@ func FromCluster(ctx context.Context, source string, cfg server.Config) (server.
 		cfg.Authorizer = bundles
 	}
 	return cfg, nil
+}
+
+// embeddingConfig turns a graph's applied provider profile into the
+// client configuration, resolving the ${ENV} reference of its API key now
+// (only a booting server sees provider secrets). The retry and deadline
+// knobs still come from the OMNIGRAPH_EMBED_* environment.
+func embeddingConfig(graph string, p *cluster.EmbeddingProvider) (*omnigraph.EmbeddingConfig, error) {
+	cfg, err := embed.FromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Provider, cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.MockForced = p.Kind, p.BaseURL, p.Model, "", ""
+	if ref := strings.TrimSpace(p.APIKey); ref != "" {
+		name, ok := strings.CutPrefix(ref, "${")
+		name, ok2 := strings.CutSuffix(name, "}")
+		if !ok || !ok2 || name == "" {
+			return nil, fmt.Errorf("graph %s: embedding provider api_key %q is not an ${ENV} reference", graph, ref)
+		}
+		cfg.APIKey = os.Getenv(name)
+	}
+	if embed.MockEnv(os.Getenv) && cfg.Provider != embed.ProviderMock {
+		cfg.MockForced, cfg.Provider = cfg.Provider, embed.ProviderMock
+	}
+	return &cfg, nil
 }

@@ -43,10 +43,19 @@ const minReadsWithRows = 0.6
 // arbitrary seed-derived parameters may legitimately hit.
 var dataError = regexp.MustCompile(`violation|not found|key conflict|cannot update @key|invalid enum|missing required|cannot contain null|exceeds|non-nullable property`)
 
-// needsEmbedder matches the error of nearest() with a String query when no
-// embedding provider is configured (spec/languages.md §5.7): such queries
-// cannot run offline.
-var needsEmbedder = regexp.MustCompile(`needs an embedding provider`)
+// mockEmbedEnv runs the cookbook commands with the deterministic mock
+// embedding provider, so queries with a String nearest() (hybrid.gq) and
+// inserts of @embed types run offline (docs/search.md).
+var mockEmbedEnv = []string{"OMNIGRAPH_EMBEDDINGS_MOCK=1"}
+
+func runMockBin(t *testing.T, args ...string) runResult {
+	t.Helper()
+	r, err := procRun(omnigraphBin(t), mockEmbedEnv, args...)
+	if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return r
+}
 
 func runCookbook(t *testing.T, dir string) {
 	schemaPath := filepath.Join(dir, "schema.pg")
@@ -95,13 +104,7 @@ func runCookbook(t *testing.T, dir string) {
 			var n float64
 			for attempt := range 3 {
 				params := seed.params(cat, q, attempt)
-				r := runBin(t, "query", q.Name, "--query", f, "--params", params, "--store", g, "--json")
-				if r.code == 1 && needsEmbedder.MatchString(r.stderr) {
-					t.Logf("%s %s: needs an embedding provider; not run offline", filepath.Base(f), q.Name)
-					reads--
-					n = -1
-					break
-				}
+				r := runMockBin(t, "query", q.Name, "--query", f, "--params", params, "--store", g, "--json")
 				if r.code != 0 {
 					t.Errorf("%s %s %s: exit %d\n%s", filepath.Base(f), q.Name, params, r.code, r.stderr)
 					break
@@ -142,7 +145,7 @@ func runCookbook(t *testing.T, dir string) {
 	}
 	ok := 0
 	for _, m := range muts {
-		r := runBin(t, "mutate", m.name, "--query", m.file, "--params", m.params, "--store", cp, "--json")
+		r := runMockBin(t, "mutate", m.name, "--query", m.file, "--params", m.params, "--store", cp, "--json")
 		switch {
 		case r.code == 0:
 			ok++

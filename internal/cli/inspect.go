@@ -25,15 +25,26 @@ func (a *app) newSnapshotCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			type coverage struct {
+				Property           string `json:"property"`
+				Kind               string `json:"kind"`
+				FragmentsIndexed   int    `json:"fragments_indexed"`
+				FragmentsUnindexed int    `json:"fragments_unindexed"`
+				RowsIndexed        int64  `json:"rows_indexed"`
+			}
 			type dataset struct {
-				EntityKind  string `json:"entity_kind"`
-				TypeName    string `json:"type_name"`
-				EntityCount int64  `json:"entity_count"`
-				Fragments   int    `json:"fragments"`
+				EntityKind  string     `json:"entity_kind"`
+				TypeName    string     `json:"type_name"`
+				EntityCount int64      `json:"entity_count"`
+				Fragments   int        `json:"fragments"`
+				Indexes     []coverage `json:"search_indexes,omitempty"`
 			}
 			ds := make([]dataset, len(tabs))
 			for i, t := range tabs {
-				ds[i] = dataset{t.Kind, t.Name, t.Rows, t.Fragments}
+				ds[i] = dataset{EntityKind: t.Kind, TypeName: t.Name, EntityCount: t.Rows, Fragments: t.Fragments}
+				for _, c := range t.Indexes {
+					ds[i].Indexes = append(ds[i].Indexes, coverage{c.Property, c.Kind, c.FragmentsIndexed, c.FragmentsUnindexed, c.RowsIndexed})
+				}
 			}
 			if asJSON {
 				return a.printJSON(struct {

@@ -138,9 +138,10 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 			Nodes         []loadCount `json:"nodes"`
 			Edges         []loadCount `json:"edges"`
 			TotalEntities int64       `json:"total_entities"`
+			Embedded      int64       `json:"embedded_vectors,omitempty"`
 			ActorID       *string     `json:"actor_id"`
 			Commit        *commitJSON `json:"commit"`
-		}{uri, res.Branch, string(res.Mode), strPtr(res.BaseBranch), res.BranchCreated, nodes, edges, res.Total, strPtr(a.g.as), toCommitJSON(res.Commit)}
+		}{uri, res.Branch, string(res.Mode), strPtr(res.BaseBranch), res.BranchCreated, nodes, edges, res.Total, res.Embedded, strPtr(a.g.as), toCommitJSON(res.Commit)}
 		return a.printJSON(out)
 	}
 	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",

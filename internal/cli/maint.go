@@ -41,6 +41,7 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 					FragmentsAdded   int    `json:"fragments_added"`
 					Committed        bool   `json:"committed"`
 					Indexed          int    `json:"fragments_indexed"`
+					SearchIndexed    int    `json:"search_indexes_built,omitempty"`
 				}
 				out := struct {
 					URI      string      `json:"uri"`
@@ -49,7 +50,7 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 					Commit   *commitJSON `json:"commit"`
 				}{URI: uri, Branch: res.Branch, Datasets: []ds{}, Commit: toCommitJSON(res.Commit)}
 				for _, d := range res.Datasets {
-					out.Datasets = append(out.Datasets, ds{d.TypeKey, d.FragmentsRemoved, d.FragmentsAdded, d.Committed, d.Indexed})
+					out.Datasets = append(out.Datasets, ds{d.TypeKey, d.FragmentsRemoved, d.FragmentsAdded, d.Committed, d.Indexed, d.SearchIndexed})
 				}
 				return a.printJSON(out)
 			}

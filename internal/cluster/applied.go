@@ -34,6 +34,10 @@ type AppliedGraph struct {
 	// Quarantine, when set, says why the graph must not be served (a pending
 	// recovery sidecar); the server quarantines it rather than refusing boot.
 	Quarantine string
+	// Embedding is the graph's bound embedding provider profile
+	// (graphs.<id>.embedding_provider), nil when none is bound. Its APIKey
+	// is still the ${ENV} reference; the booting server resolves it.
+	Embedding *EmbeddingProvider
 }
 
 // StoredQuery is one applied stored query: the .gq file it was declared in
@@ -111,6 +115,12 @@ func LoadApplied(ctx context.Context, source string, o Options) (*Applied, error
 				uri = strings.TrimSuffix(root, "/") + "/" + r.Root
 			}
 			graphs[id] = &AppliedGraph{ID: id, URI: uri, Queries: []StoredQuery{}}
+			if r.EmbeddingProvider != "" {
+				if pr, ok := s.AppliedRevision.Resources[r.EmbeddingProvider]; ok && pr.EmbeddingProfile != nil {
+					p := *pr.EmbeddingProfile
+					graphs[id].Embedding = &p
+				}
+			}
 		}
 	}
 	for addr, r := range s.AppliedRevision.Resources {

@@ -33,10 +33,10 @@ type Options struct {
 	// wall clock at the start of the run; callers that need reproducible
 	// results (tests, replays) set it.
 	Now time.Time
-	// Embed turns a String query of nearest() into a vector. model is the
-	// @embed model recorded on the ranked property ("" if none). When nil,
-	// nearest() with a String query is an execution error.
-	Embed func(ctx context.Context, text, model string) ([]float32, error)
+	// Embed turns a String query of nearest() into a vector of the ranked
+	// property's dimension (req.Model is its recorded @embed model, "" if
+	// none). When nil, nearest() with a String query is an execution error.
+	Embed func(ctx context.Context, req EmbedRequest) ([]float32, error)
 	// NoIndexes answers every scan by reading every row and every traversal
 	// through the id-keyed adjacency maps, ignoring the images' sorted
 	// indexes, key lookups and row-resolved adjacency: the reference the
@@ -46,6 +46,18 @@ type Options struct {
 	// memoized expansions, output rows): 0 = DefaultMemoryBytes, < 0 =
 	// unlimited. Over it the query stops with *limits.Error (budget.go).
 	MemoryBytes int64
+	// NProbe is how many inverted lists per fragment an unfiltered
+	// nearest() visits in a vector index (0 = DefaultNProbe); more lists,
+	// higher recall, slower.
+	NProbe int
+}
+
+// EmbedRequest is one String query of nearest() to embed.
+type EmbedRequest struct {
+	Type, Prop string // the ranked node type and Vector property
+	Text       string
+	Model      string // @embed(model=…) of the property, "" if none
+	Dim        int
 }
 
 // Result is the output of a read query: Rows[i][j] is the value of
@@ -85,6 +97,7 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 		inner:  map[*query.AntiJoin]*layout{},
 		argOf:  map[*query.AntiJoin]*query.Argument{},
 		texts:  map[textKey]*textIndex{},
+		fts:    map[textKey]*ftsView{},
 		scores: map[string]map[int32]float64{},
 	}
 	for _, ps := range plan.Params {
@@ -149,7 +162,13 @@ type runner struct {
 	arm int
 
 	texts  map[textKey]*textIndex
+	fts    map[textKey]*ftsView         // persisted/cached full-text indexes (fts.go)
 	scores map[string]map[int32]float64 // rank spec text → entity row → score
+	// projLimit is the limit of a Limit over the Project being evaluated
+	// (0: none); a bm25 scan that is the whole binding tree then keeps only
+	// that many entities (each is one output row).
+	projLimit   int64
+	bindingRoot query.Op // the binding tree under the projection
 }
 
 // argInput is what an anti-join hands its sub-plan's Argument leaf: the
@@ -168,6 +187,7 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 			// Only the first N binding rows are projected: the operator
 			// producing them stops there (limitCap).
 			r.capOp, r.capN = pr.Input, o.N
+			r.projLimit = o.N
 		}
 		rows, err := r.output(ctx, o.Input)
 		if err != nil {
@@ -218,6 +238,7 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 // arms' pipelines.
 func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout, error) {
 	r.top = newLayout(false)
+	r.bindingRoot = op
 	if err := r.declare(ctx, op, r.top); err != nil {
 		return nil, nil, err
 	}

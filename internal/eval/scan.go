@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
 // evalScan emits one row per node of the scanned type that passes every
@@ -42,6 +43,10 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		n = len(rows)
 	}
 	var cands []int32
+	if o.Rank != nil && !indexed && len(preds) == 0 {
+		// Every row is a candidate: rank them without listing them.
+		return r.pushRanked(ctx, o, l, tbl, s, buf, nil, true)
+	}
 	out := newRowSet(r.mem, l.width(), 0)
 	for k := 0; k < n; k++ {
 		if k&4095 == 0 {
@@ -73,10 +78,21 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	if o.Rank == nil {
 		return out, nil
 	}
-	ranked, err := r.rankEntities(ctx, o.Rank, o.K, tbl, cands)
+	return r.pushRanked(ctx, o, l, tbl, s, buf, cands, false)
+}
+
+// pushRanked ranks a scan's candidates (every row when all) and returns
+// one binding row per ranked entity, in rank order.
+func (r *runner) pushRanked(ctx context.Context, o *query.Scan, l *layout, tbl *snapshot.NodeTable, s int, buf []int32, cands []int32, all bool) (*rowSet, error) {
+	k := o.K
+	if k == 0 && o.Rank.Func == "bm25" && r.projLimit > 0 && l == r.top && r.bindingRoot == query.Op(o) {
+		k = r.projLimit // the scan is the whole binding tree: one row per entity
+	}
+	ranked, err := r.rankEntities(ctx, o.Rank, k, tbl, cands, all)
 	if err != nil {
 		return nil, err
 	}
+	out := newRowSet(r.mem, l.width(), len(ranked))
 	for _, e := range ranked {
 		buf[s] = e
 		out.push(buf)
@@ -102,7 +118,7 @@ func (r *runner) evalRankRows(ctx context.Context, o *query.RankRows, l *layout)
 			cands = append(cands, e)
 		}
 	}
-	ranked, err := r.rankEntities(ctx, o.Rank, o.K, l.slots[s].nodes, cands)
+	ranked, err := r.rankEntities(ctx, o.Rank, o.K, l.slots[s].nodes, cands, false)
 	if err != nil {
 		return nil, err
 	}

@@ -6,57 +6,20 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/omnigraph-go/omnigraph/internal/index"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
-// BM25 parameters (Lance/tantivy defaults, spec §5.7).
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-	// maxTokenBytes drops longer tokens, like the FTS tokenizer's
-	// remove_long filter.
-	maxTokenBytes = 40
-	// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
-	defaultMaxEdits = 2
-)
+// defaultMaxEdits is fuzzy()'s Levenshtein bound when none is given.
+const defaultMaxEdits = 2
 
-// stopWords is the English stop-word list of the FTS tokenizer (the
-// Lucene/tantivy list), smaller than snowball's own.
-var stopWords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true,
-	"by": true, "for": true, "if": true, "in": true, "into": true, "is": true, "it": true, "no": true,
-	"not": true, "of": true, "on": true, "or": true, "such": true, "that": true, "the": true,
-	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
-	"was": true, "will": true, "with": true,
-}
-
-// analyze turns text into index terms: lowercase, split on anything that
-// is not a letter or digit, drop over-long tokens and stop words, then
-// Porter2-stem ("Learning" and "learn" both give "learn").
-func analyze(text string) []string {
-	var terms []string
-	for _, tok := range strings.FieldsFunc(strings.ToLower(text), func(c rune) bool {
-		return !unicode.IsLetter(c) && !unicode.IsDigit(c)
-	}) {
-		if len(tok) > maxTokenBytes || stopWords[tok] {
-			continue
-		}
-		terms = append(terms, english.Stem(tok, true))
-	}
-	return terms
-}
-
-// queryTerms analyzes a search query; repeated terms count once.
-func queryTerms(q string) []string {
-	terms := analyze(q)
-	slices.Sort(terms)
-	return slices.Compact(terms)
-}
+// analyze and queryTerms are the full-text analyzer shared with the
+// persisted index (index.Analyze).
+func analyze(text string) []string { return index.Analyze(text) }
+func queryTerms(q string) []string { return index.QueryTerms(q) }
 
 type textKey struct {
 	t     *snapshot.NodeTable
@@ -140,16 +103,13 @@ func (ix *textIndex) bm25(row int32, terms []string) (score float64, ok bool) {
 	if m == nil {
 		return 0, false
 	}
-	n := float64(ix.docs)
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.dl[row])/ix.avgdl)
 	for _, t := range terms {
-		tf := float64(m[t])
+		tf := m[t]
 		if tf == 0 {
 			continue
 		}
-		df := float64(ix.df[t])
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		score += idf * tf * (bm25K1 + 1) / (tf + norm)
+		idf := index.BM25IDF(ix.docs, ix.df[t])
+		score += index.BM25Term(idf, tf, int32(ix.dl[row]), ix.avgdl)
 		ok = true
 	}
 	return score, ok
@@ -193,7 +153,15 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 	if s < 0 || l.slots[s].edge {
 		return nil, runErrorf("%s field must be a node property", p.Func)
 	}
-	ix := r.textIndex(l.slots[s].nodes, p.Left.Prop)
+	tbl := l.slots[s].nodes
+	fv, err := r.ftsView(ctx, tbl, p.Left.Prop)
+	if err != nil {
+		return nil, err
+	}
+	var ix *textIndex
+	if fv == nil {
+		ix = r.textIndex(tbl, p.Left.Prop)
+	}
 	qfn, konst, err := r.operand(ctx, p.Right, l)
 	if err != nil {
 		return nil, err
@@ -209,6 +177,37 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 			return nil, runErrorf("fuzzy max_edits must be a non-negative integer")
 		}
 		maxEdits = int(n)
+	}
+	if fv != nil {
+		// Through the index: the matching rows of each distinct query.
+		rowsOf := func(q string) rowBits {
+			terms := queryTerms(q)
+			if p.Func == "fuzzy" {
+				return fv.fuzzyRows(terms, maxEdits)
+			}
+			return fv.matchRows(terms)
+		}
+		if konst {
+			q, ok := qfn(nil).(string)
+			if !ok {
+				return func([]int32) bool { return false }, nil
+			}
+			bits := rowsOf(q)
+			return func(row []int32) bool { return bits.has(row[s]) }, nil
+		}
+		cache := map[string]rowBits{}
+		return func(row []int32) bool {
+			q, ok := qfn(row).(string)
+			if !ok {
+				return false
+			}
+			bits, seen := cache[q]
+			if !seen {
+				bits = rowsOf(q)
+				cache[q] = bits
+			}
+			return bits.has(row[s])
+		}, nil
 	}
 	match := func(row int32, terms []string) bool {
 		if p.Func == "fuzzy" {
@@ -267,13 +266,16 @@ func (r *runner) queryVector(ctx context.Context, rk *query.RankSpec, t *snapsho
 		if r.opts.Embed == nil {
 			return nil, runErrorf("nearest($%s.%s, <String>) needs an embedding provider; none is configured", rk.Var, rk.Field)
 		}
-		model := ""
-		if prop, ok := t.Type.Prop(rk.Field); ok && prop.Embed != nil {
-			model = prop.Embed.Model
+		req := EmbedRequest{Type: t.Type.Name, Prop: rk.Field, Text: q}
+		if prop, ok := t.Type.Prop(rk.Field); ok {
+			req.Dim = prop.Type.Dim
+			if prop.Embed != nil {
+				req.Model = prop.Embed.Model
+			}
 		}
-		vec, err := r.opts.Embed(ctx, q, model)
+		vec, err := r.opts.Embed(ctx, req)
 		if err != nil {
-			return nil, runErrorf("embedding nearest query: %v", err)
+			return nil, &Error{Msg: "embedding nearest query: " + err.Error(), Err: err}
 		}
 		return vec, nil
 	}
@@ -305,7 +307,18 @@ type scored struct {
 // node id ascending (spec §10). It records rank positions and scores for
 // regrouping and score projection. An rrf ranks by the arm selected for
 // the current fusion pass.
-func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32) ([]int32, error) {
+//
+// all means every row of t is a candidate (cands is then ignored).
+func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32, all bool) ([]int32, error) {
+	listAll := func() {
+		if all {
+			cands = make([]int32, t.Len())
+			for i := range cands {
+				cands[i] = int32(i)
+			}
+			all = false
+		}
+	}
 	if rk.Func == "rrf" {
 		if r.arm < 0 {
 			return nil, runErrorf("rrf evaluated outside rank fusion")
@@ -325,6 +338,15 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		if q != nil {
 			col := t.Cols[rk.Field]
+			rows, indexed, err := r.nearestIndexed(ctx, t, rk.Field, q, int(k), cands, all)
+			if err != nil {
+				return nil, err
+			}
+			if indexed {
+				cands = rows
+			} else {
+				listAll()
+			}
 			for _, c := range cands {
 				if col == nil {
 					break
@@ -341,17 +363,48 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		}
 		qs, _ := qv.(string)
 		terms := queryTerms(qs)
-		ix := r.textIndex(t, rk.Field)
-		for _, c := range cands {
-			if sc, ok := ix.bm25(c, terms); ok {
-				list = append(list, scored{c, sc})
+		fv, err := r.ftsView(ctx, t, rk.Field)
+		if err != nil {
+			return nil, err
+		}
+		if fv != nil {
+			scores, hit, rows := fv.bm25(terms)
+			if all {
+				for _, row := range rows {
+					list = append(list, scored{row, scores[row]})
+				}
+			} else if len(rows) < len(cands) {
+				// Fewer matches than candidates: walk the matches.
+				in := newRowBits(t.Len())
+				for _, c := range cands {
+					in.set(c)
+				}
+				for _, row := range rows {
+					if in.has(row) {
+						list = append(list, scored{row, scores[row]})
+					}
+				}
+			} else {
+				for _, c := range cands {
+					if hit[c] {
+						list = append(list, scored{c, scores[c]})
+					}
+				}
+			}
+		} else {
+			listAll()
+			ix := r.textIndex(t, rk.Field)
+			for _, c := range cands {
+				if sc, ok := ix.bm25(c, terms); ok {
+					list = append(list, scored{c, sc})
+				}
 			}
 		}
 		desc = true
 	default:
 		return nil, runErrorf("unknown ranking function %s", rk.Func)
 	}
-	slices.SortFunc(list, func(a, b scored) int {
+	order := func(a, b scored) int {
 		c := cmp.Compare(a.score, b.score)
 		if desc {
 			c = -c
@@ -360,7 +413,12 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 			return c
 		}
 		return strings.Compare(t.IDs[a.row], t.IDs[b.row])
-	})
+	}
+	if k > 0 && int64(len(list)) > 2*k {
+		list = firstK(list, int(k), order)
+	} else {
+		slices.SortFunc(list, order)
+	}
 	if k > 0 && int64(len(list)) > k {
 		list = list[:k]
 	}
@@ -508,6 +566,15 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 		}
 		qs, _ := qv.(string)
 		terms := queryTerms(qs)
+		fv, err := r.ftsView(ctx, t, rk.Field)
+		if err != nil {
+			return nil, err
+		}
+		if fv != nil {
+			scores, _, _ := fv.bm25(terms)
+			scores = slices.Clone(scores) // the view's scratch is reused
+			return func(row []int32) any { return scores[row[s]] }, nil
+		}
 		ix := r.textIndex(t, rk.Field)
 		return func(row []int32) any {
 			sc, _ := ix.bm25(row[s], terms)
@@ -515,4 +582,47 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 		}, nil
 	}
 	return nil, runErrorf("an rrf score can only be projected when the query is ordered by that rrf")
+}
+
+// firstK returns the k first elements of list under the total order cmp,
+// sorted: a bounded max-heap pass, O(n log k), instead of sorting every
+// match of a ranking cut to a limit.
+func firstK(list []scored, k int, cmp func(a, b scored) int) []scored {
+	h := make([]scored, 0, k)
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && cmp(h[l], h[m]) > 0 {
+				m = l
+			}
+			if r := l + 1; r < len(h) && cmp(h[r], h[m]) > 0 {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, e := range list {
+		if len(h) < k {
+			h = append(h, e)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if cmp(h[i], h[p]) <= 0 {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if cmp(e, h[0]) < 0 {
+			h[0] = e
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }

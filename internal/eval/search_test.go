@@ -121,9 +121,9 @@ func TestRunSearchEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	embed := func(_ context.Context, text, model string) ([]float32, error) {
-		if text != "images" || model != "" {
-			t.Errorf("embed(%q, %q)", text, model)
+	embed := func(_ context.Context, req EmbedRequest) ([]float32, error) {
+		if req.Text != "images" || req.Model != "" || req.Dim != 4 || req.Type != "Doc" || req.Prop != "embedding" {
+			t.Errorf("embed(%+v)", req)
 		}
 		return []float32{0.8, 0.7, 0.6, 0.5}, nil
 	}

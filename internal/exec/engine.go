@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/cache"
 	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -49,6 +50,10 @@ type Options struct {
 	// limits (QueryLimits; WithQueryLimits overrides them per call).
 	QueryMemoryBytes int64
 	QueryTimeout     time.Duration
+	// Embedding configures the embedding client of nearest() with a String
+	// query and of @embed fills on load and mutate (nil: the environment,
+	// embed.FromEnv). The client is built once, on first use.
+	Embedding *embed.Config
 }
 
 // Graph is a handle on one graph: the engine of load, mutation, query and
@@ -80,6 +85,8 @@ type Graph struct {
 	testBeforePublish func(attempt int)
 	// partialReads counts reads answered by a partial snapshot (tests).
 	partialReads atomic.Int64
+	// emb is the handle's embedding client, built on first use (embed.go).
+	emb embedder
 }
 
 // Target selects what a read sees: a pinned commit (Snapshot, a commit id)
@@ -109,6 +116,9 @@ type TableInfo struct {
 	Name      string
 	Rows      int64
 	Fragments int
+	// Indexes reports the coverage of every search index the schema
+	// declares on the table (search_index.go).
+	Indexes []IndexCoverage
 }
 
 func (o Options) repoOptions() (commit.Options, *cache.Cache[any]) {
@@ -139,7 +149,7 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	}
 	serial, _ := storage.SerializerOf(repo.Store())
 	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
-		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o),
+		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
 }
 
@@ -298,7 +308,8 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, error) {
 			return nil, err
 		}
 		kind, name := snapshot.SplitKey(tk)
-		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments()})
+		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments(),
+			Indexes: searchCoverage(snap.Catalog(), tk, s)})
 	}
 	return out, nil
 }

@@ -37,7 +37,15 @@ func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *quer
 		"the query ran out of time; narrow it or raise the query timeout (--timeout)")
 	defer cancel()
 	defer func() { err = limits.FromContext(ctx, err) }()
-	opts := eval.Options{Now: g.now().UTC(), MemoryBytes: ql.MemoryBytes}
+	opts := eval.Options{Now: g.now().UTC(), MemoryBytes: ql.MemoryBytes, Embed: g.queryEmbed}
+	// A cold bm25 ranking reads its full-text indexes and the rows it
+	// returns (snapshot.RankedPartial).
+	if sm, ok, err := snap.RankedPartial(ctx, plan, params); err != nil {
+		return nil, err
+	} else if ok {
+		g.partialReads.Add(1)
+		return eval.Run(ctx, sm, plan, params, opts)
+	}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
 	if ps, pplan, ok, err := snap.Partial(ctx, plan, params); err != nil {

@@ -57,7 +57,9 @@ type LoadResult struct {
 	// Nodes and Edges count input records per type name.
 	Nodes, Edges map[string]int64
 	Total        int64
-	Commit       *CommitInfo
+	// Embedded counts the @embed vectors the load computed.
+	Embedded int64
+	Commit   *CommitInfo
 }
 
 const progressEvery = 10000

@@ -286,10 +286,23 @@ func (s *loadStream) flush(ctx context.Context) error {
 
 func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 	rows := make([]Row, 0, len(t.buf))
+	var lines []int
 	for _, b := range t.buf {
 		if !b.dead {
 			rows = append(rows, b.row)
+			lines = append(lines, b.line)
 		}
+	}
+	if t.nt != nil && len(rows) > 0 {
+		// @embed targets left null are computed here, a chunk at a time.
+		n, bad, err := s.g.fillEmbeddings(ctx, t.nt, rows)
+		if err != nil {
+			if bad >= 0 {
+				return lineError(lines[bad], err)
+			}
+			return err
+		}
+		s.res.Embedded += int64(n)
 	}
 	if len(rows) > 0 {
 		frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)

@@ -72,6 +72,9 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 			if err != nil {
 				return nil, err
 			}
+			if err := g.fillDeltaEmbeddings(ctx, snap.Catalog(), d); err != nil {
+				return nil, err
+			}
 			if err := Validate(ctx, snap.Catalog(), snap, d); err != nil {
 				return nil, err
 			}

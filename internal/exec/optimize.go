@@ -33,6 +33,9 @@ type OptimizeDataset struct {
 	FragmentsAdded   int
 	// Indexed counts fragments newly covered by a key index.
 	Indexed int
+	// SearchIndexed counts full-text and vector index objects built for
+	// @index properties (one per fragment and property).
+	SearchIndexed int
 	// Committed: the table's new state is part of the published commit.
 	Committed bool
 }
@@ -43,6 +46,7 @@ type compacted struct {
 	from, to       string
 	removed, added int
 	indexed        int
+	searchIndexed  int // full-text and vector index objects built
 }
 
 // Optimize compacts every table of branch ("" = main) and publishes the
@@ -140,6 +144,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 			if c.to != "" {
 				tables[tk] = c.to
 				ds.FragmentsRemoved, ds.FragmentsAdded, ds.Indexed, ds.Committed = c.removed, c.added, c.indexed, true
+				ds.SearchIndexed = c.searchIndexed
 				summary = append(summary, fmt.Sprintf("%s %d→%d", tk, c.removed, c.added))
 			}
 			res.Datasets = append(res.Datasets, ds)
@@ -310,11 +315,13 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		for _, fk := range r.Fragments {
 			if !removed[fk] {
 				kept = append(kept, fk)
-				covered[fk] = true
+				if r.Kind == index.KindKey {
+					covered[fk] = true
+				}
 			}
 		}
-		if r.Kind == index.KindKey && len(kept) == 0 {
-			continue
+		if len(kept) == 0 {
+			continue // covers nothing the new state holds
 		}
 		r.Fragments = kept
 		refs = append(refs, r)
@@ -331,8 +338,16 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 			return out, err
 		}
 		idx = append(idx, ids...)
+		// Search indexes (full-text, vector) the schema declares and the
+		// fragments lack: the ensure_indices of the reference.
+		built, err := buildSearchIndexes(ctx, g.st, snap.Catalog(), tk, s, frags, refs)
+		if err != nil {
+			return out, err
+		}
+		refs = append(refs, built...)
+		out.searchIndexed = len(built)
 	}
-	if out.removed == 0 && len(idx) == 0 {
+	if out.removed == 0 && len(idx) == 0 && out.searchIndexed == 0 {
 		return out, nil // already compact and indexed
 	}
 	if len(idx) > 0 {

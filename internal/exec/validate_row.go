@@ -79,7 +79,7 @@ func checkProps(typeName string, props []*schema.Property, values map[string]any
 	for _, p := range props {
 		v := values[p.Name]
 		if v == nil {
-			if !p.Type.Nullable {
+			if !p.Type.Nullable && !embedPending(p, values) {
 				return &ConstraintError{Kind: ConstraintRequired, Type: typeName, Prop: p.Name,
 					Msg: fmt.Sprintf("non-nullable property '%s' has null or invalid values", p.Name)}
 			}

@@ -382,6 +382,22 @@ func (v *verifier) checkIndex(ref table.IndexRef) error {
 				Reason: fmt.Sprintf("index covers fragments %v, the state says %v", got, want)}
 		}
 		return nil
+	case index.KindText:
+		b, _, err := v.st.Get(v.ctx, ref.Key)
+		if err != nil {
+			return err
+		}
+		x, err := index.VerifyText(ref.Key, b)
+		if err != nil {
+			return err
+		}
+		return coversOne(ref, x.Rows())
+	case index.KindVector:
+		x, err := index.ReadVector(v.ctx, v.st, ref.Key)
+		if err != nil {
+			return err
+		}
+		return coversOne(ref, x.Rows())
 	}
 	// An index kind this verifier does not decode: check it is present.
 	_, err := v.st.Stat(v.ctx, ref.Key)
@@ -458,4 +474,15 @@ func TableStatePrefixes(cat *schema.Catalog) map[string]string {
 		out["edge:"+e.Name] = "tables/edge-" + e.Name + "/state/"
 	}
 	return out
+}
+
+// coversOne checks that a per-fragment search index names exactly one
+// fragment (its row count is checked against the fragment by the state's
+// own verification of that fragment).
+func coversOne(ref table.IndexRef, rows int) error {
+	if len(ref.Fragments) != 1 || rows <= 0 {
+		return &table.CorruptError{Key: ref.Key, Offset: -1,
+			Reason: fmt.Sprintf("search index covers %d rows of fragments %v, want one fragment", rows, ref.Fragments)}
+	}
+	return nil
 }

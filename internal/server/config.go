@@ -53,6 +53,9 @@ type GraphConfig struct {
 	// must not be served (e.g. a pending recovery); it is quarantined
 	// without being opened (fatal with RequireAllGraphs).
 	Quarantine string
+	// Embedding, when set, is the graph's embedding provider (cluster
+	// providers.embedding), overriding OpenOptions.Embedding.
+	Embedding *omnigraph.EmbeddingConfig
 }
 
 // StoredQuery is a named query the server runs by name only

@@ -163,6 +163,9 @@ func openGraph(ctx context.Context, gc GraphConfig, opts omnigraph.Options) (*gr
 	h := gc.Graph
 	if h == nil {
 		var err error
+		if gc.Embedding != nil {
+			opts.Embedding = gc.Embedding
+		}
 		if h, err = omnigraph.Open(ctx, gc.URI, opts); err != nil {
 			return nil, err
 		}

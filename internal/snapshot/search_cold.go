@@ -1,0 +1,349 @@
+package snapshot
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/index"
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
+)
+
+// Cold full-text rankings. A process that has not decoded a table yet (a
+// CLI query) and ranks it by bm25 needs only the ranking's inputs: the
+// table state, each fragment's full-text index and deletion vector. From
+// them RankedPartial scores every live row exactly as the executor would,
+// takes the top rows (with the rows tied at the cut, whose ids break the
+// tie), and reads only those rows, only the columns the query names,
+// through table.Reader. The partial snapshot it returns serves them with
+// the whole column's corpus statistics attached (CorpusStats), so the
+// executor ranks and scores them exactly as over the whole table
+// (exec TestColdSearchReadsIndexes).
+
+// CorpusStats are the full-text statistics of a whole column, attached to
+// the one TextPart of a SearchMem: BM25 over its few rows uses them, so a
+// row scores as in the whole table.
+type CorpusStats struct {
+	Docs  int
+	Total int64
+	DF    map[string]int // live document frequency of each query term
+}
+
+// SearchMem is the partial snapshot of a cold full-text ranking.
+type SearchMem struct {
+	*Mem
+	typ, field string
+	part       TextPart
+}
+
+// TextParts serves the ranked column with the whole table's statistics.
+func (m *SearchMem) TextParts(_ context.Context, t *NodeTable, field string) ([]TextPart, bool, error) {
+	if t.Type.Name != m.typ || field != m.field {
+		return nil, false, nil
+	}
+	return []TextPart{m.part}, true, nil
+}
+
+// RankedPartial returns the partial snapshot of a plan that ranks one
+// node scan by bm25 — limit N over a projection of that scan, no filters,
+// every projected value a property of the ranked variable, a literal or
+// that ranking — when the table's image is not decoded and every fragment
+// has a persisted full-text index of the ranked property. ok is false
+// otherwise (the caller reads the whole table). params are the caller's
+// raw parameters.
+func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params map[string]any) (*SearchMem, bool, error) {
+	if s.l.noIndexPath || plan == nil || plan.Read == nil || s.l.partials.Load() >= partialBeforeImages {
+		return nil, false, nil
+	}
+	lim, ok := plan.Read.(*query.Limit)
+	if !ok || lim.N <= 0 || lim.N > maxPartialNodes {
+		return nil, false, nil
+	}
+	proj, ok := lim.Input.(*query.Project)
+	if !ok {
+		return nil, false, nil
+	}
+	scan, ok := proj.Input.(*query.Scan)
+	if !ok || scan.Rank == nil || scan.Rank.Func != "bm25" || len(scan.Filters) > 0 || scan.Rank.Var != scan.Var {
+		return nil, false, nil
+	}
+	rk := scan.Rank
+	want := map[string]bool{rk.Field: true}
+	for _, c := range proj.Cols {
+		switch c.Value.Kind {
+		case query.OpdProp:
+			if c.Value.Var != scan.Var {
+				return nil, false, nil
+			}
+			want[c.Value.Prop] = true
+		case query.OpdID:
+			if c.Value.Var != scan.Var {
+				return nil, false, nil
+			}
+		case query.OpdLit, query.OpdParam:
+		case query.OpdRank:
+			if c.Value.Rank == nil || c.Value.Rank.String() != rk.String() {
+				return nil, false, nil
+			}
+		default:
+			return nil, false, nil
+		}
+	}
+	q, ok := rankQuery(plan, rk, params)
+	if !ok {
+		return nil, false, nil
+	}
+	nt, ok := s.cat.Node(scan.Type)
+	if !ok {
+		return nil, false, nil
+	}
+	tk := NodeKey(nt.Name)
+	if _, hit := s.l.cache.Get(s.ImageKey(tk)); hit {
+		return nil, false, nil // warm: the image path is faster
+	}
+	st, err := s.State(ctx, tk)
+	if err != nil {
+		return nil, false, err
+	}
+	refs := st.Indexes()
+	frags := st.Fragments()
+	type fragText struct {
+		f    table.Fragment
+		x    *index.TextIndex
+		dels []int64
+	}
+	parts := make([]fragText, len(frags))
+	for i, f := range frags {
+		ref, ok := index.RefFor(refs, index.KindText, rk.Field, f.Key)
+		if !ok {
+			return nil, false, nil
+		}
+		v, err := s.l.cache.GetOrLoad(ctx, "search/fts/"+ref.Key, func(ctx context.Context) (any, int64, error) {
+			x, err := index.ReadText(ctx, s.l.st, ref.Key)
+			if err != nil {
+				return nil, 0, err
+			}
+			return x, x.Size(), nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		parts[i] = fragText{f: f, x: v.(*index.TextIndex)}
+		if f.DV != "" {
+			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
+			if err != nil {
+				return nil, false, err
+			}
+			parts[i].dels = dv.Offsets
+		}
+	}
+	live := func(p *fragText, off int32) bool {
+		_, gone := slices.BinarySearch(p.dels, int64(off))
+		return !gone
+	}
+	// Corpus statistics over the live rows, as eval's ftsView sums them.
+	stats := &CorpusStats{DF: map[string]int{}}
+	for i := range parts {
+		p := &parts[i]
+		stats.Docs += p.x.Docs()
+		stats.Total += p.x.TotalLen()
+		for _, d := range p.dels {
+			if dl, ok := p.x.DocLen(int(d)); ok {
+				stats.Docs--
+				stats.Total -= int64(dl)
+			}
+		}
+	}
+	terms := index.QueryTerms(q)
+	for _, t := range terms {
+		for i := range parts {
+			p := &parts[i]
+			if ti, ok := p.x.Lookup(t); ok {
+				p.x.Postings(ti, func(off, _ int32) {
+					if live(p, off) {
+						stats.DF[t]++
+					}
+				})
+			}
+		}
+	}
+	// Score every live row holding a term (the same arithmetic as eval).
+	type hit struct {
+		part  int
+		off   int32
+		score float64
+		id    string
+	}
+	var hits []hit
+	avgdl := 0.0
+	if stats.Docs > 0 {
+		avgdl = float64(stats.Total) / float64(stats.Docs)
+	}
+	for i := range parts {
+		p := &parts[i]
+		score := map[int32]float64{}
+		var order []int32
+		for _, t := range terms {
+			df := stats.DF[t]
+			if df == 0 {
+				continue
+			}
+			idf := index.BM25IDF(stats.Docs, df)
+			ti, _ := p.x.Lookup(t)
+			p.x.Postings(ti, func(off, tf int32) {
+				if !live(p, off) {
+					return
+				}
+				dl, _ := p.x.DocLen(int(off))
+				if _, seen := score[off]; !seen {
+					order = append(order, off)
+				}
+				score[off] += index.BM25Term(idf, tf, dl, avgdl)
+			})
+		}
+		for _, off := range order {
+			hits = append(hits, hit{part: i, off: off, score: score[off]})
+		}
+	}
+	// The top N, and every row tied with the N-th: their ids break ties.
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
+	n := int(lim.N)
+	if len(hits) > n {
+		cut := hits[n-1].score
+		end := n
+		for end < len(hits) && hits[end].score == cut {
+			end++
+		}
+		hits = hits[:end]
+		if end > n {
+			// Ties at the cut: the ids of those rows decide. Each
+			// fragment's id index lists its rows in id order, so the
+			// first tied rows it meets are the ones that can make the cut.
+			need := n
+			for _, h := range hits {
+				if h.score != cut {
+					need--
+				}
+			}
+			byPart := map[int]map[int32]int{}
+			for k, h := range hits {
+				if h.score == cut {
+					if byPart[h.part] == nil {
+						byPart[h.part] = map[int32]int{}
+					}
+					byPart[h.part][h.off] = k
+				}
+			}
+			for pi, tied := range byPart {
+				found := 0
+				ok, err := s.l.tr.IDOrder(ctx, parts[pi].f, func(id string, off int64) bool {
+					if k, in := tied[int32(off)]; in {
+						hits[k].id = id
+						found++
+					}
+					return found < need && found < len(tied)
+				})
+				if err != nil {
+					return nil, false, err
+				}
+				if ok {
+					for off, k := range tied {
+						if hits[k].id == "" {
+							delete(tied, off)
+							hits[k].score = -1 // beyond the cut in its fragment
+						}
+					}
+					continue
+				}
+				offs := make([]int64, 0, len(tied))
+				for off := range tied {
+					offs = append(offs, int64(off))
+				}
+				slices.Sort(offs)
+				rec, err := s.l.tr.ReadRows(ctx, st, parts[pi].f.Key, offs, []string{table.KeyColumn}, nil)
+				if err != nil {
+					return nil, false, err
+				}
+				for j, off := range offs {
+					hits[tied[int32(off)]].id = table.Value(rec.Column(0), j).(string)
+				}
+				rec.Release()
+			}
+			slices.SortFunc(hits, func(a, b hit) int {
+				if c := cmp.Compare(b.score, a.score); c != 0 {
+					return c
+				}
+				return strings.Compare(a.id, b.id)
+			})
+			hits = hits[:n]
+		}
+	}
+	// Read the rows, by fragment and offset.
+	slices.SortFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(a.part, b.part); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+	locs := make([]table.RowLoc, len(hits))
+	for k, h := range hits {
+		locs[k] = table.RowLoc{Fragment: parts[h.part].f.Key, Offset: int64(h.off)}
+	}
+	cols := append([]string{table.KeyColumn}, propsToRead(st, nt.Props, want)...)
+	t := &NodeTable{Type: nt, Cols: map[string][]any{}}
+	for _, p := range nt.Props {
+		if want[p.Name] {
+			t.Cols[p.Name] = make([]any, 0, len(locs))
+		}
+	}
+	pp := &partialPlan{snap: s}
+	err = pp.readByFragment(ctx, st, locs, cols, func(_ int, get func(col string) any) {
+		id, _ := get(table.KeyColumn).(string)
+		t.IDs = append(t.IDs, id)
+		for _, p := range nt.Props {
+			if want[p.Name] {
+				t.Cols[p.Name] = append(t.Cols[p.Name], get(p.Name))
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	col := t.Cols[rk.Field]
+	x := index.BuildText(len(t.IDs), func(r int) (string, bool) { v, ok := col[r].(string); return v, ok })
+	s.l.partials.Add(1)
+	return &SearchMem{
+		Mem:   &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}},
+		typ:   nt.Name,
+		field: rk.Field,
+		part:  TextPart{Index: x, Stats: stats},
+	}, true, nil
+}
+
+// rankQuery resolves the String query of a ranking: a literal or a
+// declared parameter.
+func rankQuery(plan *query.Plan, rk *query.RankSpec, params map[string]any) (string, bool) {
+	switch rk.Query.Kind {
+	case query.OpdLit:
+		if rk.Query.Lit == nil || rk.Query.Lit.Kind != query.LitString {
+			return "", false
+		}
+		return rk.Query.Lit.Str, true
+	case query.OpdParam:
+		for _, ps := range plan.Params {
+			if ps.Name == rk.Query.Param {
+				raw, present := params[ps.Name]
+				v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
+				if err != nil {
+					return "", false // Run reports it
+				}
+				s, ok := v.(string)
+				return s, ok
+			}
+		}
+	}
+	return "", false
+}
