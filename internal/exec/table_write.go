@@ -91,6 +91,7 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 	if err != nil {
 		return "", err
 	}
+	g.snaps.AddState(key, st)
 	if w.stateFP != "" {
 		if err := failpoint.Hit(w.stateFP); err != nil {
 			return "", err

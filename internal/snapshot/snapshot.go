@@ -72,13 +72,22 @@ func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return st, int64(512 + 256*st.NumFragments()), nil
+		return st, stateSize(st), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*table.State), nil
 }
+
+// AddState caches a table state its writer just stored under key (a
+// content address), so reading it back — the inline compaction check of
+// the same write, the next snapshot — costs no request.
+func (l *Loader) AddState(key string, st *table.State) {
+	l.cache.Add("exec/state/"+key, st, stateSize(st))
+}
+
+func stateSize(st *table.State) int64 { return int64(512 + 256*st.NumFragments()) }
 
 // Catalog returns the compiled schema of the snapshot's commit.
 func (s *Snapshot) Catalog() *schema.Catalog { return s.cat }
