@@ -183,6 +183,10 @@ const (
 	// EnvCacheBytes is the memory cache budget of a handle opened without
 	// Options.CacheBytes, in bytes.
 	EnvCacheBytes = "OMNIGRAPH_CACHE_BYTES"
+	// EnvWriteTurns set to 0 makes the writers of several processes on one
+	// local graph race by compare-and-swap alone instead of taking turns
+	// per branch (docs/write-path.md).
+	EnvWriteTurns = "OMNIGRAPH_WRITE_TURNS"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -269,7 +273,16 @@ func engineOptions(o Options) (exec.Options, error) {
 			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
 		}
 	}
-	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout, Embedding: o.Embedding}, nil
+	var noTurns bool
+	switch v := os.Getenv(EnvWriteTurns); v {
+	case "", "1", "on":
+	case "0", "off":
+		noTurns = true
+	default:
+		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
+	}
+	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
+		Embedding: o.Embedding, NoWriteTurns: noTurns}, nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

@@ -67,7 +67,10 @@ func TestProcsRowConflicts(t *testing.T) {
 		if err := os.Mkdir(bdir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		env := []string{failpoint.EnvVar + "=exec/before-publish=barrier", failpoint.BarrierEnv + "=" + bdir}
+		// Both writers must prepare on the same head, so they race by CAS
+		// instead of taking turns (which would make the second wait for
+		// the first at its turn, never reaching the barrier).
+		env := []string{failpoint.EnvVar + "=exec/before-publish=barrier", failpoint.BarrierEnv + "=" + bdir, "OMNIGRAPH_WRITE_TURNS=0"}
 		var out [2]runResult
 		var errs [2]error
 		var wg sync.WaitGroup

@@ -37,6 +37,10 @@ type Options struct {
 	// (0 = DefaultMaxBatch; 1 turns group commit off: every write
 	// publishes alone).
 	MaxBatch int
+	// NoWriteTurns leaves out the per-branch turns writers of several
+	// processes take on a local directory (storage.Serializer): they race
+	// by CAS alone, as on object storage.
+	NoWriteTurns bool
 	// NoAutoCompact turns off inline compaction after writes
 	// (docs/maintenance.md); Optimize still compacts on demand.
 	NoAutoCompact bool
@@ -148,6 +152,9 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 		batch = DefaultMaxBatch
 	}
 	serial, _ := storage.SerializerOf(repo.Store())
+	if o.NoWriteTurns {
+		serial = nil
+	}
 	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
 		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
