@@ -279,6 +279,12 @@ func TestDailyCLIFindings(t *testing.T) {
 			"parameter 'n' not provided (the query does not declare 'nn')"},
 		{"type error located", "query q() {\n  match { $p: Person }\n  return { $p.nme }\n}\n",
 			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme` (at line 3, column 15)"},
+		{"ingest is load with merge", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", dir},
+			0, "on branch main with merge: 1 entities", "warning: `omnigraph ingest` is deprecated; use `omnigraph load --mode merge`\nomnigraph ingest → "},
+		{"ingest forks a missing branch from main", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", "--branch", "side", dir, "--json", "--quiet"},
+			0, `"base_branch": "main"`, ""},
+		{"ingest is hidden", "", []string{"--help"}, 0, "", ""},
+		{"create main", "", []string{"branch", "create", "main", "--store", dir}, 1, "", `branch "main": branch already exists: main exists in every graph`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,7 +292,27 @@ func TestDailyCLIFindings(t *testing.T) {
 			if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, tc.stderr) {
 				t.Fatalf("exit %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", r.code, tc.code, r.stdout, tc.stdout, r.stderr, tc.stderr)
 			}
+			if tc.name == "ingest is hidden" && strings.Contains(r.stdout, "ingest") {
+				t.Fatalf("--help lists the deprecated ingest:\n%s", r.stdout)
+			}
 		})
+	}
+}
+
+// TestOptimizeText (issue 18): optimize names only the tables it changed
+// and what it did to each; a second run says there was nothing to do.
+func TestOptimizeText(t *testing.T) {
+	dir := newSocialGraph(t)
+	for i := 0; i < 3; i++ {
+		runBinIn(t, "", "mutate", "-e", fmt.Sprintf(`query m() { insert Person { name: "n%d" } }`, i), "--store", dir, "--quiet")
+	}
+	r := runBinIn(t, "", "optimize", dir, "--quiet")
+	if r.code != 0 || strings.Contains(r.stdout, "compacted into 0") || !strings.Contains(r.stdout, "fragments indexed") ||
+		!strings.Contains(r.stdout, " of 4 tables, commit ") {
+		t.Fatalf("first optimize: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBinIn(t, "", "optimize", dir, "--quiet"); r.code != 0 || r.stdout != "already optimized: nothing to do\n" {
+		t.Fatalf("second optimize: exit %d %q", r.code, r.stdout)
 	}
 }
 
