@@ -278,7 +278,7 @@ func TestDailyCLIFindings(t *testing.T) {
 		{"misspelt mutation parameter", "", []string{"mutate", "-e", `query m($n: String) { insert Person { name: $n } }`, "--params", `{"nn":"Zed"}`, "--store", dir, "--quiet"}, 1, "",
 			"parameter 'n' not provided (the query does not declare 'nn')"},
 		{"type error located", "query q() {\n  match { $p: Person }\n  return { $p.nme }\n}\n",
-			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme` (at line 3, column 15)"},
+			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme`; did you mean `name`? (at line 3, column 15)"},
 		{"ingest is load with merge", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", dir},
 			0, "on branch main with merge: 1 entities", "warning: `omnigraph ingest` is deprecated; use `omnigraph load --mode merge`\nomnigraph ingest → "},
 		{"ingest forks a missing branch from main", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", "--branch", "side", dir, "--json", "--quiet"},
@@ -357,8 +357,8 @@ func TestLintShowsEveryError(t *testing.T) {
 	r := runBin(t, "lint", "--query", q, "--store", dir)
 	for _, want := range []string{
 		"ok     a (read)",
-		"unknown node type `Persn` (at line 2, column 25)",
-		"has no property `agee` (at line 3, column 46)",
+		"unknown node type `Persn`; did you mean `Person`? (at line 2, column 25)",
+		"has no property `agee`; did you mean `age`? (at line 3, column 46)",
 		"has no property `x` (at line 3, column 55)",
 		": 3 queries, 2 errors (3 diagnostics), 0 warnings",
 	} {
@@ -366,7 +366,7 @@ func TestLintShowsEveryError(t *testing.T) {
 			t.Errorf("lint output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if r.code != 1 || strings.Contains(r.stdout, "more error") {
+	if r.code != 1 || strings.Contains(r.stdout, "more error") || strings.Contains(r.stdout, "`x`; did you mean") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -396,5 +396,32 @@ func TestLoadProgress(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "loaded ") {
 		t.Errorf("result line %q", out.String())
+	}
+}
+
+// TestNearMissAnnotations (issue 18): an unknown annotation one typo from a
+// known one is legal metadata, so the schema compiles, but lint, init and
+// schema plan warn with a suggestion; a far-off name stays silent.
+func TestNearMissAnnotations(t *testing.T) {
+	tmp := t.TempDir()
+	pg := writeFile(t, tmp, "near.pg", "node P {\n  name: String @kee\n  age: I32? @idnex @default(3) @colour(\"x\")\n}\n")
+	gq := writeFile(t, tmp, "q.gq", "query q() { match { $p: P } return { $p.name } }\n")
+	lint := runBin(t, "lint", "--schema", pg, "--query", gq)
+	for _, want := range []string{
+		"warning S001: " + pg + ":2:16: unknown annotation @kee has no effect; did you mean @key?",
+		"warning S001: " + pg + ":3:13: unknown annotation @idnex has no effect; did you mean @index?",
+		"@default has no effect: schemas have no default values",
+		"1 queries, 0 errors, 3 warnings",
+	} {
+		if !strings.Contains(lint.stdout, want) {
+			t.Errorf("lint lacks %q:\n%s", want, lint.stdout)
+		}
+	}
+	if lint.code != 0 || strings.Contains(lint.stdout, "colour") {
+		t.Errorf("lint exit %d:\n%s", lint.code, lint.stdout)
+	}
+	ini := runBin(t, "init", "--schema", pg, filepath.Join(tmp, "g"), "--quiet")
+	if ini.code != 0 || !strings.Contains(ini.stderr, "warning: "+pg+":2:16: unknown annotation @kee has no effect; did you mean @key?") {
+		t.Errorf("init: exit %d\n%s", ini.code, ini.stderr)
 	}
 }

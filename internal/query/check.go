@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -439,7 +440,7 @@ func (c *checker) checkBinding(sc *scope, b *Binding) {
 	}
 	nt, ok := c.cat.Node(b.Type)
 	if !ok {
-		c.errorf(b.TypeSpan, "T1", "unknown node type `%s`", b.Type)
+		c.errorf(b.TypeSpan, "T1", "unknown node type `%s`%s", b.Type, c.nodeHint(b.Type))
 		if _, bound := sc.lookup(b.Var.Name); !bound {
 			sc.vars[b.Var.Name] = &varInfo{name: b.Var.Name, poison: true}
 		}
@@ -496,7 +497,7 @@ func (c *checker) checkBinding(sc *scope, b *Binding) {
 func (c *checker) checkPropMatch(sc *scope, nt *schema.NodeType, v string, pm *PropMatch) (Pred, bool) {
 	prop, ok := nt.Prop(pm.Name)
 	if !ok {
-		c.errorf(pm.NameSpan, "T2", "type `%s` has no property `%s`", nt.Name, pm.Name)
+		c.errorf(pm.NameSpan, "T2", "type `%s` has no property `%s`%s", nt.Name, pm.Name, c.propHint(nt.Name, false, pm.Name))
 		return Pred{}, false
 	}
 	left := Operand{Kind: OpdProp, Var: v, Prop: pm.Name, Type: prop.Type}
@@ -646,7 +647,7 @@ func (c *checker) anonName(sc *scope) string {
 func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 	et, ok := c.cat.Edge(tr.Edge)
 	if !ok {
-		c.errorf(tr.EdgeSpan, "T4", "unknown edge type `%s`", tr.Edge)
+		c.errorf(tr.EdgeSpan, "T4", "unknown edge type `%s`%s", tr.Edge, c.edgeHint(tr.Edge))
 		return
 	}
 	addRef(&c.reads, TableRef{Edge: true, Name: et.Name})
@@ -852,14 +853,14 @@ func (c *checker) exprType(sc *scope, e Expr) (Operand, vtype, bool) {
 			et, _ := c.cat.Edge(v.typ)
 			prop, ok = et.Prop(e.Prop)
 			if !ok {
-				c.errorf(e.PropSpan, "T6", "edge type `%s` has no property `%s`", v.typ, e.Prop)
+				c.errorf(e.PropSpan, "T6", "edge type `%s` has no property `%s`%s", v.typ, e.Prop, c.propHint(v.typ, true, e.Prop))
 				return Operand{}, vtype{}, false
 			}
 		} else {
 			nt, _ := c.cat.Node(v.typ)
 			prop, ok = nt.Prop(e.Prop)
 			if !ok {
-				c.errorf(e.PropSpan, "T6", "type `%s` has no property `%s`", v.typ, e.Prop)
+				c.errorf(e.PropSpan, "T6", "type `%s` has no property `%s`%s", v.typ, e.Prop, c.propHint(v.typ, false, e.Prop))
 				return Operand{}, vtype{}, false
 			}
 		}
@@ -1212,4 +1213,51 @@ func collectClauseVars(cls []Clause, out map[string]bool) {
 		}
 	}
 	delete(out, "_")
+}
+
+// nodeHint, edgeHint and propHint suggest the declared name nearest to a
+// misspelt one ("; did you mean `Person`?"), or nothing.
+func (c *checker) nodeHint(name string) string {
+	var names []string
+	for _, n := range c.cat.Nodes {
+		names = append(names, n.Name)
+	}
+	return hint(name, names)
+}
+
+func (c *checker) edgeHint(name string) string {
+	var names []string
+	for _, e := range c.cat.Edges {
+		names = append(names, e.Name)
+	}
+	return hint(name, names)
+}
+
+func (c *checker) propHint(typeName string, edge bool, name string) string {
+	var props []*schema.Property
+	if edge {
+		if et, ok := c.cat.Edge(typeName); ok {
+			props = et.Props
+		}
+	} else if nt, ok := c.cat.Node(typeName); ok {
+		props = nt.Props
+	}
+	var names []string
+	for _, p := range props {
+		names = append(names, p.Name)
+	}
+	return hint(name, names)
+}
+
+func hint(name string, cands []string) string {
+	// Candidates are compared lowercased, so `knows` finds `Knows`.
+	lower := make([]string, len(cands))
+	for i, c := range cands {
+		lower[i] = strings.ToLower(c)
+	}
+	s := schema.Closest(name, lower)
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean `%s`?", cands[slices.Index(lower, s)])
 }
