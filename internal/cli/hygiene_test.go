@@ -425,3 +425,32 @@ func TestNearMissAnnotations(t *testing.T) {
 		t.Errorf("init: exit %d\n%s", ini.code, ini.stderr)
 	}
 }
+
+// TestEnumParamsChecked (issue 18): a read query's String parameter
+// compared with an enum property is checked like a write's value, so a
+// typo fails with the enum's values instead of silently matching nothing.
+func TestEnumParamsChecked(t *testing.T) {
+	tmp := t.TempDir()
+	pg := writeFile(t, tmp, "e.pg", "node T { name: String @key\n  st: enum(open, closed) }\n")
+	dir := filepath.Join(tmp, "g")
+	runBin(t, "init", "--schema", pg, dir, "--quiet")
+	runBinIn(t, `{"type":"T","data":{"name":"x","st":"open"}}`+"\n", "load", "--data", "-", "--mode", "overwrite", dir, "--quiet")
+	bad := "parameter 's': invalid enum value 'opn' for T.st (expected: closed, open)"
+	for _, tc := range []struct {
+		name, cmd, src, params string
+		code                   int
+		out, err               string
+	}{
+		{"match", "query", `query q($s: String) { match { $t: T { st: $s } } return { $t.name } }`, `{"s":"opn"}`, 1, "", bad},
+		{"filter !=", "query", `query q($s: String) { match { $t: T  $t.st != $s } return { $t.name } }`, `{"s":"opn"}`, 1, "", bad},
+		{"valid value", "query", `query q($s: String) { match { $t: T { st: $s } } return { $t.name } }`, `{"s":"open"}`, 0, "x", ""},
+		{"mutation where", "mutate", `query m($s: String) { delete T where st = $s }`, `{"s":"opn"}`, 1, "", bad},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, tc.cmd, "-e", tc.src, "--params", tc.params, "--store", dir, "--quiet")
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.out) || !strings.Contains(r.stderr, tc.err) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}

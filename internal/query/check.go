@@ -100,6 +100,7 @@ type checker struct {
 	errs     ErrorList
 	reads    []TableRef
 	writes   []TableRef
+	enums    map[string][]EnumUse // parameter → enum properties it is compared with
 }
 
 func (c *checker) errorf(sp Span, code, format string, args ...any) {
@@ -144,6 +145,9 @@ func checkQuery(cat *schema.Catalog, filename, src string, q *QueryDecl) (*Plan,
 		c.checkRead(plan)
 	}
 	plan.Reads, plan.Writes = c.reads, c.writes
+	for i := range plan.Params {
+		plan.Params[i].Enums = c.enums[plan.Params[i].Name]
+	}
 	if len(c.errs) > 0 {
 		c.errs.sortList()
 		return nil, c.errs
@@ -521,6 +525,7 @@ func (c *checker) checkPropMatch(sc *scope, nt *schema.NodeType, v string, pm *P
 		c.errorf(pm.Span, "T3", "list property `%s` cannot be matched by list equality; match one element or use contains", pm.Name)
 		return Pred{}, false
 	}
+	c.noteEnum(nt.Name, left, right)
 	return Pred{Left: left, Op: op, Right: right}, true
 }
 
@@ -951,7 +956,38 @@ func (c *checker) checkFilter(sc *scope, f *FilterClause) {
 			return
 		}
 	}
+	if f.Op == OpEq || f.Op == OpNe {
+		for _, pair := range [][2]Operand{{l, r}, {r, l}} {
+			if pair[0].Kind == OpdProp {
+				if v, ok := sc.lookup(pair[0].Var); ok {
+					c.noteEnum(v.typ, pair[0], pair[1])
+				}
+			}
+		}
+	}
 	c.addPred(sc, Pred{Left: l, Op: f.Op, Right: r}, f.Span)
+}
+
+// noteEnum records that a parameter is compared (for equality) with an
+// enum property of typeName (ParamSpec.Enums).
+func (c *checker) noteEnum(typeName string, prop, other Operand) {
+	if prop.Kind != OpdProp || other.Kind != OpdParam {
+		return
+	}
+	t := prop.Type // lists of enums do not exist (the schema refuses them)
+	if t.Kind != schema.KindEnum {
+		return
+	}
+	if c.enums == nil {
+		c.enums = map[string][]EnumUse{}
+	}
+	target := typeName + "." + prop.Prop
+	for _, e := range c.enums[other.Param] {
+		if e.Target == target {
+			return
+		}
+	}
+	c.enums[other.Param] = append(c.enums[other.Param], EnumUse{Target: target, Values: t.Enum})
 }
 
 // addPred attaches a predicate: pushed into the scan of its only variable

@@ -215,7 +215,11 @@ func (c *checker) checkWhere(tname string, w *Where, lookup func(string) (*schem
 	if !c.valueFits(pt, vt, w.Value, w.Prop, "T7", "compare") {
 		return nil
 	}
-	return &Pred{Left: Operand{Kind: OpdProp, Var: "", Prop: w.Prop, Type: pt}, Op: w.Op, Right: o}
+	left := Operand{Kind: OpdProp, Var: "", Prop: w.Prop, Type: pt}
+	if w.Op == OpEq || w.Op == OpNe {
+		c.noteEnum(tname, left, o)
+	}
+	return &Pred{Left: left, Op: w.Op, Right: o}
 }
 
 // typePropHint is propHint for a name that may be a node or an edge type.
