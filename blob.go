@@ -2,6 +2,8 @@ package omnigraph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,6 +28,17 @@ type Blob struct {
 	Data   []byte
 	URI    string
 	Commit CommitInfo
+}
+
+// ETag is the strong entity tag of a managed blob's bytes (quoted, as in
+// an HTTP ETag header; "" for an external blob). The server's /blob route
+// and `omnigraph blob stat` report the same tag.
+func (b *Blob) ETag() string {
+	if b.Data == nil {
+		return ""
+	}
+	sum := sha256.Sum256(b.Data)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
 // Errors of ReadBlob, matched with errors.Is.

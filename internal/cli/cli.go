@@ -234,7 +234,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	pf.StringVar(&a.g.cacheDir, "cache-dir", "", "local directory caching immutable objects of s3:// graphs across runs (env OMNIGRAPH_CACHE_DIR)")
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
 
-	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newQueryCmd(),
+	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newIngestCmd(), a.newBlobCmd(), a.newQueryCmd(),
 		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(), a.newChangesCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())

@@ -278,7 +278,13 @@ func TestDailyCLIFindings(t *testing.T) {
 		{"misspelt mutation parameter", "", []string{"mutate", "-e", `query m($n: String) { insert Person { name: $n } }`, "--params", `{"nn":"Zed"}`, "--store", dir, "--quiet"}, 1, "",
 			"parameter 'n' not provided (the query does not declare 'nn')"},
 		{"type error located", "query q() {\n  match { $p: Person }\n  return { $p.nme }\n}\n",
-			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme` (at line 3, column 15)"},
+			[]string{"query", "--query", "-", "--store", dir}, 1, "", "has no property `nme`; did you mean `name`? (at line 3, column 15)"},
+		{"ingest is load with merge", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", dir},
+			0, "on branch main with merge: 1 entities", "warning: `omnigraph ingest` is deprecated; use `omnigraph load --mode merge`\nomnigraph ingest → "},
+		{"ingest forks a missing branch from main", `{"type":"Person","data":{"name":"Zed"}}`, []string{"ingest", "--data", "-", "--branch", "side", dir, "--json", "--quiet"},
+			0, `"base_branch": "main"`, ""},
+		{"ingest is hidden", "", []string{"--help"}, 0, "", ""},
+		{"create main", "", []string{"branch", "create", "main", "--store", dir}, 1, "", `branch "main": branch already exists: main exists in every graph`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,7 +292,27 @@ func TestDailyCLIFindings(t *testing.T) {
 			if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, tc.stderr) {
 				t.Fatalf("exit %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", r.code, tc.code, r.stdout, tc.stdout, r.stderr, tc.stderr)
 			}
+			if tc.name == "ingest is hidden" && strings.Contains(r.stdout, "ingest") {
+				t.Fatalf("--help lists the deprecated ingest:\n%s", r.stdout)
+			}
 		})
+	}
+}
+
+// TestOptimizeText (issue 18): optimize names only the tables it changed
+// and what it did to each; a second run says there was nothing to do.
+func TestOptimizeText(t *testing.T) {
+	dir := newSocialGraph(t)
+	for i := 0; i < 3; i++ {
+		runBinIn(t, "", "mutate", "-e", fmt.Sprintf(`query m() { insert Person { name: "n%d" } }`, i), "--store", dir, "--quiet")
+	}
+	r := runBinIn(t, "", "optimize", dir, "--quiet")
+	if r.code != 0 || strings.Contains(r.stdout, "compacted into 0") || !strings.Contains(r.stdout, "fragments indexed") ||
+		!strings.Contains(r.stdout, " of 4 tables, commit ") {
+		t.Fatalf("first optimize: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBinIn(t, "", "optimize", dir, "--quiet"); r.code != 0 || r.stdout != "already optimized: nothing to do\n" {
+		t.Fatalf("second optimize: exit %d %q", r.code, r.stdout)
 	}
 }
 
@@ -331,8 +357,8 @@ func TestLintShowsEveryError(t *testing.T) {
 	r := runBin(t, "lint", "--query", q, "--store", dir)
 	for _, want := range []string{
 		"ok     a (read)",
-		"unknown node type `Persn` (at line 2, column 25)",
-		"has no property `agee` (at line 3, column 46)",
+		"unknown node type `Persn`; did you mean `Person`? (at line 2, column 25)",
+		"has no property `agee`; did you mean `age`? (at line 3, column 46)",
 		"has no property `x` (at line 3, column 55)",
 		": 3 queries, 2 errors (3 diagnostics), 0 warnings",
 	} {
@@ -340,7 +366,7 @@ func TestLintShowsEveryError(t *testing.T) {
 			t.Errorf("lint output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if r.code != 1 || strings.Contains(r.stdout, "more error") {
+	if r.code != 1 || strings.Contains(r.stdout, "more error") || strings.Contains(r.stdout, "`x`; did you mean") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -370,5 +396,61 @@ func TestLoadProgress(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "loaded ") {
 		t.Errorf("result line %q", out.String())
+	}
+}
+
+// TestNearMissAnnotations (issue 18): an unknown annotation one typo from a
+// known one is legal metadata, so the schema compiles, but lint, init and
+// schema plan warn with a suggestion; a far-off name stays silent.
+func TestNearMissAnnotations(t *testing.T) {
+	tmp := t.TempDir()
+	pg := writeFile(t, tmp, "near.pg", "node P {\n  name: String @kee\n  age: I32? @idnex @default(3) @colour(\"x\")\n}\n")
+	gq := writeFile(t, tmp, "q.gq", "query q() { match { $p: P } return { $p.name } }\n")
+	lint := runBin(t, "lint", "--schema", pg, "--query", gq)
+	for _, want := range []string{
+		"warning S001: " + pg + ":2:16: unknown annotation @kee has no effect; did you mean @key?",
+		"warning S001: " + pg + ":3:13: unknown annotation @idnex has no effect; did you mean @index?",
+		"@default has no effect: schemas have no default values",
+		"1 queries, 0 errors, 3 warnings",
+	} {
+		if !strings.Contains(lint.stdout, want) {
+			t.Errorf("lint lacks %q:\n%s", want, lint.stdout)
+		}
+	}
+	if lint.code != 0 || strings.Contains(lint.stdout, "colour") {
+		t.Errorf("lint exit %d:\n%s", lint.code, lint.stdout)
+	}
+	ini := runBin(t, "init", "--schema", pg, filepath.Join(tmp, "g"), "--quiet")
+	if ini.code != 0 || !strings.Contains(ini.stderr, "warning: "+pg+":2:16: unknown annotation @kee has no effect; did you mean @key?") {
+		t.Errorf("init: exit %d\n%s", ini.code, ini.stderr)
+	}
+}
+
+// TestEnumParamsChecked (issue 18): a read query's String parameter
+// compared with an enum property is checked like a write's value, so a
+// typo fails with the enum's values instead of silently matching nothing.
+func TestEnumParamsChecked(t *testing.T) {
+	tmp := t.TempDir()
+	pg := writeFile(t, tmp, "e.pg", "node T { name: String @key\n  st: enum(open, closed) }\n")
+	dir := filepath.Join(tmp, "g")
+	runBin(t, "init", "--schema", pg, dir, "--quiet")
+	runBinIn(t, `{"type":"T","data":{"name":"x","st":"open"}}`+"\n", "load", "--data", "-", "--mode", "overwrite", dir, "--quiet")
+	bad := "parameter 's': invalid enum value 'opn' for T.st (expected: closed, open)"
+	for _, tc := range []struct {
+		name, cmd, src, params string
+		code                   int
+		out, err               string
+	}{
+		{"match", "query", `query q($s: String) { match { $t: T { st: $s } } return { $t.name } }`, `{"s":"opn"}`, 1, "", bad},
+		{"filter !=", "query", `query q($s: String) { match { $t: T  $t.st != $s } return { $t.name } }`, `{"s":"opn"}`, 1, "", bad},
+		{"valid value", "query", `query q($s: String) { match { $t: T { st: $s } } return { $t.name } }`, `{"s":"open"}`, 0, "x", ""},
+		{"mutation where", "mutate", `query m($s: String) { delete T where st = $s }`, `{"s":"opn"}`, 1, "", bad},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, tc.cmd, "-e", tc.src, "--params", tc.params, "--store", dir, "--quiet")
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.out) || !strings.Contains(r.stderr, tc.err) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -38,6 +39,7 @@ replaces an initialized graph.`,
 				return fmt.Errorf("read schema: %w", err)
 			}
 			a.echoTarget("init", uri)
+			a.schemaWarnings(o.schemaPath, src)
 			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, a.graphOptions())
 			if errors.Is(err, omnigraph.ErrAlreadyInitialized) && o.force {
 				return fmt.Errorf("force init refuses graph root %s: %w", uri, err)
@@ -66,4 +68,18 @@ replaces an initialized graph.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("schema")
 	return cmd
+}
+
+// schemaWarnings prints the warnings of a schema source on standard error
+// (init, schema plan and apply; lint reports them as findings). A source
+// that does not compile prints nothing here: the command reports its
+// errors.
+func (a *app) schemaWarnings(name string, src []byte) {
+	cat, err := schema.Compile(name, string(src))
+	if err != nil {
+		return
+	}
+	for _, w := range cat.Warnings {
+		fmt.Fprintf(a.io.Err, "warning: %s: %s\n", w.Pos, w.Msg)
+	}
 }

@@ -35,7 +35,10 @@ func writeLintHuman(stdio *IO, rep *query.LintReport) {
 	}
 	// Errors counts failing queries and file-level findings; the summary
 	// also says how many diagnostics they hold.
-	diags := len(rep.Findings)
+	diags := 0
+	for _, f := range rep.Findings {
+		diags += btoi(f.Severity == "error")
+	}
 	for _, r := range rep.Results {
 		diags += max(len(r.Diagnostics), btoi(r.Status == "error"))
 	}

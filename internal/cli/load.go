@@ -28,6 +28,36 @@ type loadCount struct {
 
 func (a *app) newLoadCmd() *cobra.Command {
 	var o loadOptions
+	cmd := a.loadCmd(&o)
+	_ = cmd.MarkFlagRequired("mode")
+	return cmd
+}
+
+// newIngestCmd is the reference CLI's deprecated spelling of load
+// (spec/surfaces.md §1.3): hidden, --mode defaults to merge and --from to
+// main, and one warning line on standard error.
+func (a *app) newIngestCmd() *cobra.Command {
+	var o loadOptions
+	cmd := a.loadCmd(&o)
+	cmd.Use = "ingest [URI] --data FILE.jsonl [--mode merge] [--branch B]"
+	cmd.Short = "Deprecated spelling of load (--mode merge, --from main by default)"
+	cmd.Hidden = true
+	_ = cmd.Flags().Set("mode", "merge")
+	_ = cmd.Flags().Set("from", "main")
+	cmd.Flags().Lookup("mode").DefValue = "merge"
+	cmd.Flags().Lookup("from").DefValue = "main"
+	for _, name := range []string{"mode", "from"} {
+		cmd.Flags().Lookup(name).Changed = false
+	}
+	cmd.PreRun = func(cmd *cobra.Command, args []string) {
+		fmt.Fprintln(a.io.Err, "warning: `omnigraph ingest` is deprecated; use `omnigraph load --mode merge`")
+	}
+	return cmd
+}
+
+// loadCmd builds the load command into o; the caller marks what is
+// required.
+func (a *app) loadCmd(o *loadOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load [URI] --data FILE.jsonl --mode append|merge|overwrite",
 		Short: "Load graph-batch NDJSON as one atomic commit",
@@ -45,7 +75,7 @@ Modes (required):
   overwrite  replace every type present in the file; other types are kept`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			return a.runLoad(cmd, args, &o)
+			return a.runLoad(cmd, args, o)
 		}),
 	}
 	acceptGlobals(cmd, "store", "as", "quiet", "yes")
@@ -56,7 +86,6 @@ Modes (required):
 	f.StringVar(&o.from, "from", "", "create --branch from this branch or commit first if it does not exist")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("data")
-	_ = cmd.MarkFlagRequired("mode")
 	return cmd
 }
 
@@ -93,7 +122,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
-	a.echoTarget("load", uri)
+	a.echoTarget(cmd.Name(), uri)
 	var progress func(int64)
 	stopBar := func() {}
 	if a.io.StderrTTY && !o.json {

@@ -56,16 +56,30 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 			}
 			changed := 0
 			for _, d := range res.Datasets {
-				if d.Committed {
-					changed++
-					fmt.Fprintf(a.io.Out, "%s: %d fragments compacted into %d\n", d.TypeKey, d.FragmentsRemoved, d.FragmentsAdded)
+				if !d.Committed {
+					continue
 				}
+				changed++
+				var did []string
+				if d.FragmentsRemoved > 0 || d.FragmentsAdded > 0 {
+					did = append(did, fmt.Sprintf("%d fragments compacted into %d", d.FragmentsRemoved, d.FragmentsAdded))
+				}
+				if d.Indexed > 0 {
+					did = append(did, fmt.Sprintf("%d fragments indexed", d.Indexed))
+				}
+				if d.SearchIndexed > 0 {
+					did = append(did, fmt.Sprintf("%d search indexes built", d.SearchIndexed))
+				}
+				if len(did) == 0 {
+					did = append(did, "rewritten")
+				}
+				fmt.Fprintf(a.io.Out, "%s: %s\n", d.TypeKey, strings.Join(did, ", "))
 			}
 			if res.Commit == nil {
 				fmt.Fprintln(a.io.Out, "already optimized: nothing to do")
 				return nil
 			}
-			fmt.Fprintf(a.io.Out, "optimized %d tables, commit %s\n", changed, res.Commit.ID)
+			fmt.Fprintf(a.io.Out, "optimized %d of %d tables, commit %s\n", changed, len(res.Datasets), res.Commit.ID)
 			return nil
 		}),
 	}

@@ -42,6 +42,7 @@ unsupported change is printed with supported: false.`,
 			if err != nil {
 				return err
 			}
+			a.schemaWarnings(o.schemaPath, src)
 			g, _, err := a.open(cmd, args, "")
 			if err != nil {
 				return err
@@ -89,6 +90,7 @@ breaks, are refused before anything is written.`,
 			if err != nil {
 				return err
 			}
+			a.schemaWarnings(o.schemaPath, src)
 			g, uri, err := a.open(cmd, args, "")
 			if err != nil {
 				return err

@@ -21,7 +21,7 @@ type servedImpl func(cmd *cobra.Command, args []string, rc *remote.Client) error
 
 // positionalURI lists the commands whose first positional is a graph URI.
 var positionalURI = map[string]bool{
-	"omnigraph load": true, "omnigraph export": true, "omnigraph snapshot": true,
+	"omnigraph load": true, "omnigraph ingest": true, "omnigraph export": true, "omnigraph snapshot": true,
 	"omnigraph commit list": true, "omnigraph schema show": true,
 }
 
@@ -34,6 +34,9 @@ func (a *app) wireServed(root *cobra.Command) {
 		"omnigraph query":         a.servedQuery,
 		"omnigraph mutate":        a.servedMutate,
 		"omnigraph load":          a.servedLoad,
+		"omnigraph ingest":        a.servedLoad,
+		"omnigraph blob get":      a.servedBlobGet,
+		"omnigraph blob stat":     a.servedBlobStat,
 		"omnigraph export":        a.servedExport,
 		"omnigraph snapshot":      a.servedSnapshot,
 		"omnigraph branch create": a.servedBranchCreate,
@@ -54,7 +57,7 @@ func (a *app) wireServed(root *cobra.Command) {
 			return
 		}
 		c.Annotations[acceptAnnotation] += ",server,graph,profile"
-		if c.CommandPath() == "omnigraph load" {
+		if c.CommandPath() == "omnigraph load" || c.CommandPath() == "omnigraph ingest" {
 			c.Annotations[acceptAnnotation] += ",yes"
 		}
 		local := c.RunE

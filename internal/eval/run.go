@@ -103,6 +103,9 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
+		if err == nil {
+			err = ps.CheckEnums(v)
+		}
 		if err != nil {
 			return nil, value.UndeclaredHint(err, params, func(k string) bool {
 				return slices.ContainsFunc(plan.Params, func(p query.ParamSpec) bool { return p.Name == k })

@@ -112,6 +112,11 @@ func (g *Graph) DeleteBranch(ctx context.Context, name string, actor string) err
 func checkPublicBranch(op, name string) error {
 	switch name {
 	case commit.MainBranch:
+		if op == "create" {
+			// main exists in every graph: creating it is the "already
+			// exists" case, not a permission question.
+			return &commit.BranchError{Branch: name, Err: ErrBranchExists, Reason: "main exists in every graph and cannot be created"}
+		}
 		return &commit.BranchError{Branch: name, Err: ErrProtectedBranch, Reason: fmt.Sprintf("cannot %s branch 'main'", op)}
 	case SchemaApplyLockRef:
 		return &commit.BranchError{Branch: name, Err: ErrInternalRef, Reason: "branch operations do not allow internal system refs"}

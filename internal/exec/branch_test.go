@@ -22,7 +22,7 @@ func TestBranchRefusals(t *testing.T) {
 		msg       string
 		unchanged bool
 	}{
-		{"create main", func() error { return h.g.CreateBranch(h.ctx, "main", "", "") }, ErrProtectedBranch, "cannot create branch 'main'", true},
+		{"create main", func() error { return h.g.CreateBranch(h.ctx, "main", "", "") }, ErrBranchExists, `branch "main": branch already exists`, true},
 		{"delete main", func() error { return h.g.DeleteBranch(h.ctx, "main", "") }, ErrProtectedBranch, "cannot delete branch 'main'", true},
 		{"invalid name", func() error { return h.g.CreateBranch(h.ctx, "bad branch", "", "") }, ErrInvalidBranch, "", true},
 		{"dot dot", func() error { return h.g.CreateBranch(h.ctx, "a..b", "", "") }, ErrInvalidBranch, "", true},

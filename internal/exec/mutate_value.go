@@ -17,15 +17,18 @@ import (
 type mutValues struct {
 	params map[string]any
 	specs  map[string]schema.Type
+	enums  map[string]query.ParamSpec // for CheckEnums
 	now    time.Time
 }
 
 func newMutValues(plan *query.Plan, params map[string]any, now time.Time) *mutValues {
 	specs := make(map[string]schema.Type, len(plan.Params))
+	enums := make(map[string]query.ParamSpec, len(plan.Params))
 	for _, p := range plan.Params {
 		specs[p.Name] = p.Type
+		enums[p.Name] = p
 	}
-	return &mutValues{params: params, specs: specs, now: now}
+	return &mutValues{params: params, specs: specs, enums: enums, now: now}
 }
 
 // eval returns the value of o for a property named name of type t.
@@ -40,6 +43,9 @@ func (m *mutValues) eval(o query.Operand, name string, t schema.Type) (any, erro
 			decl = o.Type
 		}
 		v, err := value.ConvertParam(o.Param, decl, raw, present)
+		if err == nil {
+			err = m.enums[o.Param].CheckEnums(v)
+		}
 		if err != nil {
 			return nil, value.UndeclaredHint(err, m.params, func(k string) bool { _, ok := m.specs[k]; return ok })
 		}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,6 +100,7 @@ type checker struct {
 	errs     ErrorList
 	reads    []TableRef
 	writes   []TableRef
+	enums    map[string][]EnumUse // parameter → enum properties it is compared with
 }
 
 func (c *checker) errorf(sp Span, code, format string, args ...any) {
@@ -143,6 +145,9 @@ func checkQuery(cat *schema.Catalog, filename, src string, q *QueryDecl) (*Plan,
 		c.checkRead(plan)
 	}
 	plan.Reads, plan.Writes = c.reads, c.writes
+	for i := range plan.Params {
+		plan.Params[i].Enums = c.enums[plan.Params[i].Name]
+	}
 	if len(c.errs) > 0 {
 		c.errs.sortList()
 		return nil, c.errs
@@ -439,7 +444,7 @@ func (c *checker) checkBinding(sc *scope, b *Binding) {
 	}
 	nt, ok := c.cat.Node(b.Type)
 	if !ok {
-		c.errorf(b.TypeSpan, "T1", "unknown node type `%s`", b.Type)
+		c.errorf(b.TypeSpan, "T1", "unknown node type `%s`%s", b.Type, c.nodeHint(b.Type))
 		if _, bound := sc.lookup(b.Var.Name); !bound {
 			sc.vars[b.Var.Name] = &varInfo{name: b.Var.Name, poison: true}
 		}
@@ -496,7 +501,7 @@ func (c *checker) checkBinding(sc *scope, b *Binding) {
 func (c *checker) checkPropMatch(sc *scope, nt *schema.NodeType, v string, pm *PropMatch) (Pred, bool) {
 	prop, ok := nt.Prop(pm.Name)
 	if !ok {
-		c.errorf(pm.NameSpan, "T2", "type `%s` has no property `%s`", nt.Name, pm.Name)
+		c.errorf(pm.NameSpan, "T2", "type `%s` has no property `%s`%s", nt.Name, pm.Name, c.propHint(nt.Name, false, pm.Name))
 		return Pred{}, false
 	}
 	left := Operand{Kind: OpdProp, Var: v, Prop: pm.Name, Type: prop.Type}
@@ -520,6 +525,7 @@ func (c *checker) checkPropMatch(sc *scope, nt *schema.NodeType, v string, pm *P
 		c.errorf(pm.Span, "T3", "list property `%s` cannot be matched by list equality; match one element or use contains", pm.Name)
 		return Pred{}, false
 	}
+	c.noteEnum(nt.Name, left, right)
 	return Pred{Left: left, Op: op, Right: right}, true
 }
 
@@ -646,7 +652,7 @@ func (c *checker) anonName(sc *scope) string {
 func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 	et, ok := c.cat.Edge(tr.Edge)
 	if !ok {
-		c.errorf(tr.EdgeSpan, "T4", "unknown edge type `%s`", tr.Edge)
+		c.errorf(tr.EdgeSpan, "T4", "unknown edge type `%s`%s", tr.Edge, c.edgeHint(tr.Edge))
 		return
 	}
 	addRef(&c.reads, TableRef{Edge: true, Name: et.Name})
@@ -852,14 +858,14 @@ func (c *checker) exprType(sc *scope, e Expr) (Operand, vtype, bool) {
 			et, _ := c.cat.Edge(v.typ)
 			prop, ok = et.Prop(e.Prop)
 			if !ok {
-				c.errorf(e.PropSpan, "T6", "edge type `%s` has no property `%s`", v.typ, e.Prop)
+				c.errorf(e.PropSpan, "T6", "edge type `%s` has no property `%s`%s", v.typ, e.Prop, c.propHint(v.typ, true, e.Prop))
 				return Operand{}, vtype{}, false
 			}
 		} else {
 			nt, _ := c.cat.Node(v.typ)
 			prop, ok = nt.Prop(e.Prop)
 			if !ok {
-				c.errorf(e.PropSpan, "T6", "type `%s` has no property `%s`", v.typ, e.Prop)
+				c.errorf(e.PropSpan, "T6", "type `%s` has no property `%s`%s", v.typ, e.Prop, c.propHint(v.typ, false, e.Prop))
 				return Operand{}, vtype{}, false
 			}
 		}
@@ -950,7 +956,38 @@ func (c *checker) checkFilter(sc *scope, f *FilterClause) {
 			return
 		}
 	}
+	if f.Op == OpEq || f.Op == OpNe {
+		for _, pair := range [][2]Operand{{l, r}, {r, l}} {
+			if pair[0].Kind == OpdProp {
+				if v, ok := sc.lookup(pair[0].Var); ok {
+					c.noteEnum(v.typ, pair[0], pair[1])
+				}
+			}
+		}
+	}
 	c.addPred(sc, Pred{Left: l, Op: f.Op, Right: r}, f.Span)
+}
+
+// noteEnum records that a parameter is compared (for equality) with an
+// enum property of typeName (ParamSpec.Enums).
+func (c *checker) noteEnum(typeName string, prop, other Operand) {
+	if prop.Kind != OpdProp || other.Kind != OpdParam {
+		return
+	}
+	t := prop.Type // lists of enums do not exist (the schema refuses them)
+	if t.Kind != schema.KindEnum {
+		return
+	}
+	if c.enums == nil {
+		c.enums = map[string][]EnumUse{}
+	}
+	target := typeName + "." + prop.Prop
+	for _, e := range c.enums[other.Param] {
+		if e.Target == target {
+			return
+		}
+	}
+	c.enums[other.Param] = append(c.enums[other.Param], EnumUse{Target: target, Values: t.Enum})
 }
 
 // addPred attaches a predicate: pushed into the scan of its only variable
@@ -1212,4 +1249,51 @@ func collectClauseVars(cls []Clause, out map[string]bool) {
 		}
 	}
 	delete(out, "_")
+}
+
+// nodeHint, edgeHint and propHint suggest the declared name nearest to a
+// misspelt one ("; did you mean `Person`?"), or nothing.
+func (c *checker) nodeHint(name string) string {
+	var names []string
+	for _, n := range c.cat.Nodes {
+		names = append(names, n.Name)
+	}
+	return hint(name, names)
+}
+
+func (c *checker) edgeHint(name string) string {
+	var names []string
+	for _, e := range c.cat.Edges {
+		names = append(names, e.Name)
+	}
+	return hint(name, names)
+}
+
+func (c *checker) propHint(typeName string, edge bool, name string) string {
+	var props []*schema.Property
+	if edge {
+		if et, ok := c.cat.Edge(typeName); ok {
+			props = et.Props
+		}
+	} else if nt, ok := c.cat.Node(typeName); ok {
+		props = nt.Props
+	}
+	var names []string
+	for _, p := range props {
+		names = append(names, p.Name)
+	}
+	return hint(name, names)
+}
+
+func hint(name string, cands []string) string {
+	// Candidates are compared lowercased, so `knows` finds `Knows`.
+	lower := make([]string, len(cands))
+	for i, c := range cands {
+		lower[i] = strings.ToLower(c)
+	}
+	s := schema.Closest(name, lower)
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean `%s`?", cands[slices.Index(lower, s)])
 }

@@ -46,7 +46,7 @@ func (c *checker) checkAssigns(typeName string, assigns []*Assign, lookup func(s
 		}
 		prop, ok := lookup(a.Name)
 		if !ok {
-			c.errorf(a.NameSpan, "T11", "type `%s` has no property `%s`", typeName, a.Name)
+			c.errorf(a.NameSpan, "T11", "type `%s` has no property `%s`%s", typeName, a.Name, c.typePropHint(typeName, a.Name))
 			continue
 		}
 		o, vt, ok := c.valueOperand(nil, a.Value)
@@ -132,7 +132,7 @@ func (c *checker) checkUpdate(m *Update) *MutationOp {
 		if _, isEdge := c.cat.Edge(m.Type); isEdge {
 			c.errorf(m.TypeSpan, "T16", "update is not supported on edge type `%s`; delete and re-insert the edge", m.Type)
 		} else {
-			c.errorf(m.TypeSpan, "T10", "unknown node type `%s`", m.Type)
+			c.errorf(m.TypeSpan, "T10", "unknown node type `%s`%s", m.Type, c.nodeHint(m.Type))
 		}
 		return nil
 	}
@@ -195,7 +195,7 @@ func (c *checker) checkWhere(tname string, w *Where, lookup func(string) (*schem
 	} else {
 		prop, ok := lookup(w.Prop)
 		if !ok {
-			c.errorf(w.PropSpan, "T11", "type `%s` has no property `%s`", tname, w.Prop)
+			c.errorf(w.PropSpan, "T11", "type `%s` has no property `%s`%s", tname, w.Prop, c.typePropHint(tname, w.Prop))
 			return nil
 		}
 		pt = prop.Type
@@ -215,5 +215,15 @@ func (c *checker) checkWhere(tname string, w *Where, lookup func(string) (*schem
 	if !c.valueFits(pt, vt, w.Value, w.Prop, "T7", "compare") {
 		return nil
 	}
-	return &Pred{Left: Operand{Kind: OpdProp, Var: "", Prop: w.Prop, Type: pt}, Op: w.Op, Right: o}
+	left := Operand{Kind: OpdProp, Var: "", Prop: w.Prop, Type: pt}
+	if w.Op == OpEq || w.Op == OpNe {
+		c.noteEnum(tname, left, o)
+	}
+	return &Pred{Left: left, Op: w.Op, Right: o}
+}
+
+// typePropHint is propHint for a name that may be a node or an edge type.
+func (c *checker) typePropHint(typeName, prop string) string {
+	_, isNode := c.cat.Node(typeName)
+	return c.propHint(typeName, !isNode, prop)
 }

@@ -128,6 +128,12 @@ func lintTables(refs []TableRef) []LintTable {
 // file failed.
 func Lint(cat *schema.Catalog, schemaSource, queryPath, src string) *LintReport {
 	r := &LintReport{SchemaSource: schemaSource, QueryPath: queryPath, Results: []LintResult{}, Findings: []LintFinding{}}
+	for _, w := range cat.Warnings {
+		// S001: the schema compiles but holds a probable mistake (a
+		// misspelt annotation, which would be inert metadata).
+		r.Findings = append(r.Findings, LintFinding{Severity: "warning", Code: "S001", Message: w.Pos.String() + ": " + w.Msg})
+		r.Warnings++
+	}
 	ast, perr := Parse(queryPath, src)
 	var plist ErrorList
 	if errors.As(perr, &plist) {

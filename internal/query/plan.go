@@ -2,10 +2,12 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Plan is the logical plan of one checked query. Exactly one of Read and
@@ -33,6 +35,33 @@ func (p *Plan) IsMutation() bool { return p.Read == nil }
 type ParamSpec struct {
 	Name string // without '$'
 	Type schema.Type
+	// Enums lists the enum properties the parameter is compared with; a
+	// String value that is in none of their value sets could only match
+	// nothing, so it is refused like the same value in a write
+	// (CheckEnums).
+	Enums []EnumUse
+}
+
+// EnumUse is one enum property a parameter is compared with.
+type EnumUse struct {
+	Target string   // "Type.prop"
+	Values []string // the enum's values, sorted
+}
+
+// CheckEnums refuses a String value that is not a value of an enum the
+// parameter is compared with (nil, and values of other kinds, pass).
+func (p ParamSpec) CheckEnums(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	for _, e := range p.Enums {
+		if !slices.Contains(e.Values, s) {
+			return &value.Error{Name: p.Name, Reason: "invalid enum value",
+				Msg: fmt.Sprintf("parameter '%s': invalid enum value '%s' for %s (expected: %s)", p.Name, s, e.Target, strings.Join(e.Values, ", "))}
+		}
+	}
+	return nil
 }
 
 // Column describes one output column.

@@ -109,6 +109,10 @@ type request struct {
 	ctype    string
 	ifCommit string
 	server   bool // path is server-level (no /graphs/{id} prefix)
+	header   http.Header
+	// noRedirect returns a 3xx response as is instead of following it
+	// (an external blob's Location is reported, never fetched).
+	noRedirect bool
 }
 
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
@@ -137,11 +141,20 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	if r.ifCommit != "" {
 		req.Header.Set(IfGraphCommitHeader, r.ifCommit)
 	}
-	resp, err := c.http.Do(req)
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	hc := c.http
+	if r.noRedirect {
+		cp := *hc
+		cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		hc = &cp
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnreachable, r.method, u, err)
 	}
-	if resp.StatusCode/100 != 2 {
+	if resp.StatusCode/100 != 2 && !(r.noRedirect && resp.StatusCode/100 == 3) {
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return nil, decodeError(resp.StatusCode, raw)

@@ -13,6 +13,10 @@ type Catalog struct {
 	Interfaces []*Interface // declaration order
 	Nodes      []*NodeType  // declaration order
 	Edges      []*EdgeType  // declaration order
+	// Warnings are findings that do not stop the schema from compiling,
+	// such as an unknown annotation one typo away from a known one
+	// (which would otherwise be inert metadata); Kind is Warning.
+	Warnings []*Error
 
 	nodeByName  map[string]*NodeType
 	edgeByName  map[string]*EdgeType

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -35,6 +36,7 @@ func Compile(filename, src string) (*Catalog, error) {
 		return nil, b.errs.normalize()
 	}
 	cat.Source = src
+	cat.Warnings = b.warns
 	cat.index()
 	return cat, nil
 }
@@ -87,6 +89,7 @@ var reservedProps = map[string]bool{
 type builder struct {
 	lines *lineIndex
 	errs  ErrorList
+	warns []*Error
 }
 
 func (b *builder) errorf(sp Span, format string, args ...any) {
@@ -191,6 +194,7 @@ func (b *builder) annotations(in []annotationAST) []Annotation {
 	}
 	out := make([]Annotation, len(in))
 	for i, a := range in {
+		b.nearMiss(a)
 		out[i] = Annotation{Name: a.name, Args: a.args, KwArgs: a.kwargs, Pos: b.lines.pos(a.span.Start)}
 	}
 	return out
@@ -706,4 +710,72 @@ func (b *builder) checkConstraint(typeName string, c resolved, props []*Property
 		return CheckConstraint{}, false
 	}
 	return CheckConstraint{Prop: col, Pattern: c.pattern, Re: re}, true
+}
+
+// knownAnnotations are the annotations with an effect (spec/languages.md
+// §1); any other name is accepted as opaque metadata.
+var knownAnnotations = []string{"key", "unique", "index", "range", "check", "card", "embed", "description", "instruction", "rename_from"}
+
+// nearMiss warns about an unknown annotation that is probably a misspelt
+// known one: `@kee` is legal metadata, but the author almost certainly
+// meant `@key`, and without it the type silently has no identity.
+func (b *builder) nearMiss(a annotationAST) {
+	if slices.Contains(knownAnnotations, a.name) {
+		return
+	}
+	msg := ""
+	switch {
+	case a.name == "default":
+		msg = "@default has no effect: schemas have no default values (a missing value is null; make the property nullable or give it in every load)"
+	default:
+		if s := closest(a.name, knownAnnotations); s != "" {
+			msg = fmt.Sprintf("unknown annotation @%s has no effect; did you mean @%s?", a.name, s)
+		}
+	}
+	if msg != "" {
+		b.warns = append(b.warns, &Error{Pos: b.lines.pos(a.span.Start), Span: a.span, Kind: Warning, Msg: msg})
+	}
+}
+
+// closest returns the candidate within a small edit distance of name
+// (ignoring case), preferring the nearest; "" if none is near.
+func closest(name string, cands []string) string {
+	best, bestD := "", 3
+	for _, c := range cands {
+		d := editDistance(strings.ToLower(name), c)
+		if limit := min(2, max(1, len(c)/3)); d <= limit && d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// Closest is closest for other packages (type-name suggestions in queries).
+func Closest(name string, cands []string) string { return closest(name, cands) }
+
+// editDistance is the optimal-string-alignment distance of a and b, in
+// bytes: insertions, deletions, substitutions and adjacent transpositions
+// (`idnex` is one edit from `index`).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }

@@ -43,6 +43,9 @@ const (
 	// CatalogError is a validation error of the schema as a whole:
 	// duplicate or unknown names, annotation and constraint rules.
 	CatalogError
+	// Warning is not an error: the schema compiles, but something in it
+	// is probably not what its author meant (Catalog.Warnings).
+	Warning
 )
 
 func (k ErrorKind) String() string {
@@ -51,6 +54,8 @@ func (k ErrorKind) String() string {
 		return "parse error"
 	case CatalogError:
 		return "catalog error"
+	case Warning:
+		return "warning"
 	default:
 		return fmt.Sprintf("ErrorKind(%d)", uint8(k))
 	}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -59,8 +57,7 @@ func (c *call) serveBlob(b *omnigraph.Blob, head bool) error {
 		c.writeHeader(http.StatusFound)
 		return nil
 	}
-	sum := sha256.Sum256(b.Data)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	etag := b.ETag()
 	n := int64(len(b.Data))
 	h.Set("ETag", etag)
 	h.Set("Accept-Ranges", "bytes")
