@@ -239,7 +239,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),
-		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd())
+		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd())
 	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
@@ -250,7 +250,7 @@ const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
     branch create|list|delete|merge, snapshot, export, commit list|show|changes, diff,
-    changes poll|baseline, schema show|plan|apply, optimize, cleanup, verify, repair
+    changes poll|baseline, schema show|plan|apply, optimize, cleanup, verify, repair, shell
   served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
     snapshot, branch create|list|delete|merge, commit list|show, schema show,
     queries list, graphs list; query NAME without --query/-e runs a stored query
