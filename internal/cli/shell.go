@@ -16,6 +16,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/opconfig"
+	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/spf13/cobra"
 )
 
@@ -276,6 +277,13 @@ func (s *shellSession) run(ctx context.Context, stmt string) bool {
 		return true
 	}
 	if err := s.exec(ctx, shellSource(stmt)); err != nil {
+		var qe *query.Error
+		if !isQueryDecl(stmt) && errors.As(err, &qe) && qe.Line == 1 && qe.Col > len(shellWrapOpen) {
+			// Point at the user's column, not the wrapper's.
+			adj := *qe
+			adj.Col -= len(shellWrapOpen)
+			err = &adj
+		}
 		s.printErr(err)
 		return false
 	}

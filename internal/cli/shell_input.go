@@ -108,6 +108,9 @@ func isQueryDecl(stmt string) bool {
 	return false
 }
 
+// shellWrapOpen opens the query a body runs as.
+const shellWrapOpen = "query shell() { "
+
 // shellSource turns a statement into query source: a declaration as is,
 // a body wrapped as the query `shell`.
 func shellSource(stmt string) string {
@@ -115,5 +118,5 @@ func shellSource(stmt string) string {
 		return stmt
 	}
 	// On the statement's first line, so that error lines are the user's.
-	return "query shell() { " + stmt + "\n}\n"
+	return shellWrapOpen + stmt + "\n}\n"
 }

@@ -89,7 +89,7 @@ match { $p: Person { name: "Zed" } } return { $p.name }
 		stderr string
 	}{
 		{"errors are reported and the session goes on", "bogus;\n:nope\n:format csv\nmatch { $p: Person { name: \"Bob\" } } return { $p.age };\n", 1,
-			"p.age\n26\n", "error: parse error"},
+			"p.age\n26\n", `error: parse error: expected "match", "insert", "update" or "delete", found "bogus" at 1:1`},
 		{"quit stops reading", ":quit\nbogus;\n", 0, "", ""},
 		{"a pinned commit is read-only", ":snapshot main\ninsert Person { name: \"Q\" };\n", 1, "", "is read-only"},
 		{"end of input runs a pending statement", ":format csv\nmatch { $p: Person { name: \"Bob\" } }\nreturn { $p.age }", 0, "p.age\n26\n", ""},
