@@ -19,6 +19,17 @@ type (
 	MergeConflictsError = exec.MergeConflictsError
 	// Change is one entity inserted, updated or deleted between two commits.
 	Change = exec.Change
+	// ChangeSet is a diff of two targets: the commits they resolved to,
+	// the changes and their counts.
+	ChangeSet = exec.ChangeSet
+	// ChangeStats counts a diff's changes by operation.
+	ChangeStats = exec.ChangeStats
+	// ConflictProperty is one property of a merge row conflict with its
+	// base, source and target values.
+	ConflictProperty = exec.ConflictProperty
+	// RequestError is a request the engine refuses before any work (an
+	// unknown type in a diff's scope, an invalid change kind or op).
+	RequestError = exec.RequestError
 )
 
 // Branches lists the graph's branches sorted ascending (main among them).
@@ -44,6 +55,16 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 // Diff lists the entities that differ between two targets.
 func (g *Graph) Diff(ctx context.Context, from, to Target) ([]Change, error) {
 	return g.eng.Diff(ctx, from, to)
+}
+
+// DiffBetween is Diff with the commits both targets resolved to, counts,
+// and a scope: its kinds and types pick the tables to diff (others are not
+// read), its ops the changes kept. A target's Snapshot takes any revision
+// (a commit id or unique prefix, a branch name, main~2, main^). Only
+// tables whose state differs are read, and of those only the fragments
+// that differ, so the cost follows what changed between the two.
+func (g *Graph) DiffBetween(ctx context.Context, from, to Target, scope ChangeScope) (*ChangeSet, error) {
+	return g.eng.DiffBetween(ctx, from, to, scope)
 }
 
 // CommitChanges lists what one commit changed relative to its first parent.

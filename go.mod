@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
 	github.com/aws/smithy-go v1.28.9
 	github.com/cedar-policy/cedar-go v1.9.1
+	github.com/creack/pty v1.1.24
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/kljensen/snowball v0.10.0
 	github.com/oklog/ulid/v2 v2.1.2

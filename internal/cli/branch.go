@@ -143,7 +143,14 @@ Outcomes: already_up_to_date (nothing to do), fast_forward (TARGET simply
 moves to SOURCE's head), merged (a merge commit with both parents). If the two
 sides conflict — both changed the same entity differently, one deleted what
 the other updated, or the combination breaks a constraint — nothing is written
-and every conflict is reported (exit 1).`,
+and every conflict is reported once (exit 1), naming each property the sides
+disagree on with its value at the merge base and on each side:
+
+  conflict: divergent update of node:Person 'Bob': source and target changed
+  it differently (age: base 25, source 27, target 26)
+
+To go on, make the branches agree (update or delete the entity on one of
+them, e.g. with mutate --branch SOURCE) and merge again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			g, uri, err := a.open(cmd, nil, uriFlag)
@@ -174,10 +181,11 @@ and every conflict is reported (exit 1).`,
 					}{mc.Error(), args[0], into, cs})
 					return &SilentError{Err: err}
 				}
-				for _, c := range mc.Conflicts {
-					fmt.Fprintf(a.io.Err, "conflict: %s\n", c.Message)
+				msgs := make([]string, len(mc.Conflicts))
+				for i, c := range mc.Conflicts {
+					msgs[i] = c.Message
 				}
-				return err
+				return a.reportMergeConflicts(args[0], into, msgs, err, false)
 			}
 			if err != nil {
 				return err
@@ -214,4 +222,26 @@ and every conflict is reported (exit 1).`,
 	cmd.Flags().BoolVar(&deleteBranch, "delete-branch", false, "delete SOURCE after a successful merge")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// reportMergeConflicts prints a refused merge once, on stderr: what was
+// refused, every conflict, and the way forward. It returns err as a
+// SilentError (exit 1, nothing more printed).
+// The hint names `diff` only for an embedded graph (the server has no
+// diff route).
+func (a *app) reportMergeConflicts(source, target string, messages []string, err error, served bool) error {
+	if target == "" {
+		target = "main"
+	}
+	fmt.Fprintf(a.io.Err, "error: merging %s into %s found %s; nothing was written\n", source, target, plural(len(messages), "conflict"))
+	for _, m := range messages {
+		fmt.Fprintf(a.io.Err, "conflict: %s\n", m)
+	}
+	fmt.Fprintf(a.io.Err, "hint: make the two branches agree on each entity above: update it (or delete it) on %s, or on %s, to the state you want\n", source, target)
+	fmt.Fprintf(a.io.Err, "      (omnigraph mutate … --branch %s), then run 'omnigraph branch merge %s --into %s' again", source, source, target)
+	if !served {
+		fmt.Fprintf(a.io.Err, "; 'omnigraph diff %s %s' shows how they differ", target, source)
+	}
+	fmt.Fprintln(a.io.Err)
+	return &SilentError{Err: err}
 }

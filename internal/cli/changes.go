@@ -25,6 +25,11 @@ func (a *app) newCommitChangesCmd() *cobra.Command {
 		Long: `List what one commit changed relative to its first parent: every node and
 edge inserted, updated or deleted, with before and after images.
 
+The text output is one line a change: an insert with its non-null
+properties, an update with each property it changed (age 25 → 99), a
+delete with the id; edges are named by their endpoints (Ada -> Grace), not
+by their generated ids. --json prints the before and after images.
+
 Changes are ordered nodes before edges, then by type, then by id. Without
 --page-token every page is fetched and printed; with it, one page of at most
 --limit changes is printed with the token of the next page, if any.
@@ -76,17 +81,21 @@ func toChangeJSON(c omnigraph.Change) changeJSON {
 		out.EntityType.ID = c.Kind + ":" + c.Type
 	}
 	out.EntityType.Name = c.Type
-	image := func(props map[string]any) *changeImageJSON {
+	image := func(props map[string]any, src, dst string) *changeImageJSON {
 		if props == nil {
 			return nil
 		}
 		img := &changeImageJSON{Properties: props}
 		if c.Kind == "edge" {
-			img.Endpoints = &changeEndpointsJSON{From: c.Src, To: c.Dst}
+			img.Endpoints = &changeEndpointsJSON{From: src, To: dst}
 		}
 		return img
 	}
-	out.Before, out.After = image(c.Before), image(c.After)
+	bsrc, bdst := c.BeforeSrc, c.BeforeDst
+	if bsrc == "" && bdst == "" {
+		bsrc, bdst = c.Src, c.Dst
+	}
+	out.Before, out.After = image(c.Before, bsrc, bdst), image(c.After, c.Src, c.Dst)
 	return out
 }
 
@@ -173,7 +182,7 @@ func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions)
 		}{Cause: toCauseJSON(cause), Changes: toChangesJSON(all), NextPageToken: strPtr(next)}
 		return a.printJSON(out)
 	}
-	printChanges(a, all)
+	writeChanges(a.io.Out, all)
 	if len(all) == 0 {
 		fmt.Fprintln(a.io.Out, "(no changes)")
 	}
@@ -181,10 +190,4 @@ func (a *app) runCommitChanges(cmd *cobra.Command, id string, o *changesOptions)
 		fmt.Fprintf(a.io.Out, "next page: --page-token %s\n", next)
 	}
 	return nil
-}
-
-func printChanges(a *app, chs []omnigraph.Change) {
-	for _, ch := range chs {
-		fmt.Fprintf(a.io.Out, "%-6s %s:%s %s\n", ch.Op, ch.Kind, ch.Type, ch.ID)
-	}
 }

@@ -94,7 +94,7 @@ inside a commit prints a --page-token instead of a cursor.`,
 					branch = "main"
 				}
 				fmt.Fprintf(a.io.Out, "commit %s on %s (%d changes)\n", b.Cause.Commit, branch, len(b.Changes))
-				printChanges(a, b.Changes)
+				writeChanges(a.io.Out, b.Changes)
 			}
 			if page.PageToken != "" {
 				fmt.Fprintf(a.io.Out, "next page: --page-token %s\n", page.PageToken)

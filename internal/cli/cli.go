@@ -235,11 +235,11 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	root.Flags().BoolVarP(&a.g.version, "version", "v", false, "print the version and exit")
 
 	root.AddCommand(a.newVersionCmd(), a.newLintCmd(), a.newInitCmd(), a.newLoadCmd(), a.newIngestCmd(), a.newBlobCmd(), a.newQueryCmd(),
-		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newSchemaCmd(), a.newBranchCmd(), a.newChangesCmd(),
+		a.newMutateCmd(), a.newSnapshotCmd(), a.newExportCmd(), a.newCommitCmd(), a.newDiffCmd(), a.newSchemaCmd(), a.newBranchCmd(), a.newChangesCmd(),
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),
-		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd())
+		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd())
 	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
@@ -249,8 +249,8 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 const capabilitiesLegend = `
 Capabilities:
   embedded graph (a directory path, file:// URL or --store): init, load, query, mutate,
-    branch create|list|delete|merge, snapshot, export, commit list|show|changes,
-    changes poll|baseline, schema show|plan|apply, optimize, cleanup, verify, repair
+    branch create|list|delete|merge, snapshot, export, commit list|show|changes, diff,
+    changes poll|baseline, schema show|plan|apply, optimize, cleanup, verify, repair, shell
   served (--server NAME|URL --graph ID, or --profile NAME): query, mutate, load, export,
     snapshot, branch create|list|delete|merge, commit list|show, schema show,
     queries list, graphs list; query NAME without --query/-e runs a stored query

@@ -395,10 +395,11 @@ func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Cl
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(re.Body.MergeConflicts, &cs)
-		for _, c := range cs {
-			fmt.Fprintf(a.io.Err, "conflict: %s\n", c.Message)
+		msgs := make([]string, len(cs))
+		for i, c := range cs {
+			msgs[i] = c.Message
 		}
-		return err
+		return a.reportMergeConflicts(args[0], into, msgs, err, true)
 	}
 	if err != nil {
 		return err

@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -33,6 +35,9 @@ type Change struct {
 	// Src and Dst are an edge's endpoints (of the after image, or of the
 	// before image for a delete); empty for nodes.
 	Src, Dst string
+	// BeforeSrc and BeforeDst are the endpoints of an edge's before image
+	// (updates and deletes): an update may move an edge.
+	BeforeSrc, BeforeDst string
 	// Before and After are the user properties (no id, src, dst) of the old
 	// and new image: Before is nil for an insert, After nil for a delete.
 	// Values are JSON-encoded per spec/languages.md §2.2 (json.RawMessage),
@@ -46,22 +51,151 @@ type Change struct {
 // Only tables whose state key differs are read, and of those only the
 // fragments that differ (diff_table.go), so the cost follows the delta.
 func (g *Graph) Diff(ctx context.Context, from, to Target) ([]Change, error) {
-	a, _, err := g.resolveCommit(ctx, from)
+	cs, err := g.DiffBetween(ctx, from, to, ChangeScope{})
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := g.resolveCommit(ctx, to)
+	return cs.Changes, nil
+}
+
+// ChangeSet is the diff of two targets (spec/engine.md §4.2): the commits
+// each side resolved to, the changes in Diff's order, and their counts.
+type ChangeSet struct {
+	From, To CommitInfo
+	Changes  []Change
+	Stats    ChangeStats
+}
+
+// ChangeStats counts changes by operation.
+type ChangeStats struct {
+	Inserts, Updates, Deletes int
+}
+
+// Add counts one change.
+func (s *ChangeStats) Add(c Change) {
+	switch c.Op {
+	case OpInsert:
+		s.Inserts++
+	case OpUpdate:
+		s.Updates++
+	case OpDelete:
+		s.Deletes++
+	}
+}
+
+// DiffBetween is Diff with the resolved commits, counts and a scope. A
+// scope's kinds and types select whole tables before any table state is
+// read, so a filtered diff costs only the selected tables that changed;
+// its ops filter the changes. A type the scope names that neither side's
+// schema declares is refused (*RequestError): a misspelt type would
+// otherwise read as "no changes".
+func (g *Graph) DiffBetween(ctx context.Context, from, to Target, scope ChangeScope) (*ChangeSet, error) {
+	if err := scope.Validate(); err != nil {
+		return nil, err
+	}
+	a, branchA, err := g.resolveCommit(ctx, from)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := g.commitDiff(ctx, a, b, false)
+	b, branchB, err := g.resolveCommit(ctx, to)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(changes, func(x, y Change) int {
+	sa, sb, pairs, err := g.tablePairs(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, pr := range pairs {
+		for _, tk := range []string{pr.tkA, pr.tkB} {
+			if tk != "" {
+				_, n := snapshot.SplitKey(tk)
+				names[n] = true
+			}
+		}
+	}
+	for _, t := range scope.Types {
+		if !names[t] {
+			return nil, &RequestError{Msg: fmt.Sprintf("unknown type %q: neither side of the diff declares a node or edge type of that name", t)}
+		}
+	}
+	out := &ChangeSet{From: commitInfo(a, branchA), To: commitInfo(b, branchB)}
+	for _, pr := range pairs {
+		if !scope.selectsPair(pr) {
+			continue
+		}
+		chs, err := g.pairChanges(ctx, sa, sb, pr, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range chs {
+			if len(scope.Ops) == 0 || slices.Contains(scope.Ops, ch.Op) {
+				out.Changes = append(out.Changes, ch)
+				out.Stats.Add(ch)
+			}
+		}
+	}
+	slices.SortFunc(out.Changes, func(x, y Change) int {
 		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Type, y.Type), cmp.Compare(x.ID, y.ID))
 	})
-	return changes, nil
+	return out, nil
+}
+
+// selectsPair reports whether the scope's kinds and types admit a table
+// pair (by either side's name: a renamed type answers to both).
+func (s ChangeScope) selectsPair(pr tablePair) bool {
+	if len(s.Kinds) > 0 && !slices.Contains(s.Kinds, pr.kind) {
+		return false
+	}
+	if len(s.Types) == 0 {
+		return true
+	}
+	for _, tk := range []string{pr.tkA, pr.tkB} {
+		if _, n := snapshot.SplitKey(tk); tk != "" && slices.Contains(s.Types, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// ChangedProperties returns the properties an update changed (present in
+// both images with different encodings, or in one image only), sorted; nil
+// for inserts and deletes. Images hold canonical JSON encodings, so equal
+// values have equal bytes.
+func (c Change) ChangedProperties() []string {
+	if c.Op != OpUpdate {
+		return nil
+	}
+	var out []string
+	for k, v := range c.Before {
+		w, ok := c.After[k]
+		if !ok || !sameJSON(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range c.After {
+		if _, ok := c.Before[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// EndpointsChanged reports whether an edge update moved its endpoints.
+func (c Change) EndpointsChanged() bool {
+	return c.Op == OpUpdate && c.Kind == "edge" && (c.BeforeSrc != c.Src || c.BeforeDst != c.Dst)
+}
+
+func sameJSON(a, b any) bool {
+	ra, okA := a.(json.RawMessage)
+	rb, okB := b.(json.RawMessage)
+	if okA && okB {
+		return bytes.Equal(ra, rb)
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // CommitChanges returns the changes a commit made relative to its first
@@ -299,6 +433,9 @@ func toChange(kind, name string, props []*schema.Property, rc rowChange) (Change
 		ch.Op, ch.ID, ch.Src, ch.Dst = OpDelete, rc.before.ID, rc.before.Src, rc.before.Dst
 	default:
 		ch.Op, ch.ID, ch.Src, ch.Dst = OpUpdate, rc.after.ID, rc.after.Src, rc.after.Dst
+	}
+	if rc.before != nil {
+		ch.BeforeSrc, ch.BeforeDst = rc.before.Src, rc.before.Dst
 	}
 	if rc.before != nil {
 		if ch.Before, err = img(rc.before); err != nil {

@@ -2,12 +2,17 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // MergeOutcome is what a merge did to its target (spec/engine.md §3.2).
@@ -250,6 +255,84 @@ type MergeConflict struct {
 	// (the bound is on a source node, named in Message).
 	EntityID string
 	Message  string
+	// Src and Dst are the endpoints of an edge in a row conflict (of the
+	// source's image, else the target's, else the base's).
+	Src, Dst string
+	// Properties lists, for a row conflict, every property the two sides
+	// disagree on (a delete against an update: every property the update
+	// changed), in schema order. Message repeats them for people.
+	Properties []ConflictProperty
+}
+
+// ConflictProperty is one property of a row conflict with its value at the
+// merge base and on each side, as canonical JSON (spec/languages.md §2.2);
+// a nil value means that side has no row (the base of a divergent insert,
+// the side that deleted the entity).
+type ConflictProperty struct {
+	Name                 string
+	Base, Source, Target json.RawMessage
+}
+
+// maxConflictDetail bounds the properties a conflict message spells out;
+// Properties always holds them all.
+const maxConflictDetail = 4
+
+// withDetail records the properties a row conflict is about (see
+// MergeConflict.Properties) and appends them, with an edge's endpoints, to
+// the message: "… (age: base 25, source 27, target 26)".
+func (c *MergeConflict) withDetail(props []*schema.Property, s, t rowChange) {
+	base := s.before
+	for _, r := range []*Row{s.after, t.after, base} {
+		if r != nil && c.EntityKind == "edge" && c.Src == "" {
+			c.Src, c.Dst = r.Src, r.Dst
+		}
+	}
+	enc := func(p *schema.Property, r *Row) json.RawMessage {
+		if r == nil {
+			return nil
+		}
+		raw, err := value.EncodeJSON(p.Type, r.Values[p.Name])
+		if err != nil {
+			return json.RawMessage(strconv.Quote(fmt.Sprint(r.Values[p.Name])))
+		}
+		return raw
+	}
+	for _, p := range props {
+		cp := ConflictProperty{Name: p.Name, Base: enc(p, base), Source: enc(p, s.after), Target: enc(p, t.after)}
+		var differs bool
+		switch {
+		case s.after != nil && t.after != nil:
+			differs = !value.Equal(s.after.Values[p.Name], t.after.Values[p.Name])
+		case s.after != nil: // target deleted what source updated
+			differs = base == nil || !value.Equal(s.after.Values[p.Name], base.Values[p.Name])
+		case t.after != nil:
+			differs = base == nil || !value.Equal(t.after.Values[p.Name], base.Values[p.Name])
+		}
+		if differs {
+			c.Properties = append(c.Properties, cp)
+		}
+	}
+	var parts []string
+	if c.EntityKind == "edge" {
+		parts = append(parts, fmt.Sprintf("edge %s -> %s", c.Src, c.Dst))
+	}
+	show := func(v json.RawMessage, absent string) string {
+		if v == nil {
+			return absent
+		}
+		return string(v)
+	}
+	for i, cp := range c.Properties {
+		if i == maxConflictDetail {
+			parts = append(parts, fmt.Sprintf("+%d more properties", len(c.Properties)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: base %s, source %s, target %s", cp.Name,
+			show(cp.Base, "(none)"), show(cp.Source, "(deleted)"), show(cp.Target, "(deleted)")))
+	}
+	if len(parts) > 0 {
+		c.Message += " (" + strings.Join(parts, "; ") + ")"
+	}
 }
 
 // TypeKey is "node:T" or "edge:E".

@@ -285,6 +285,7 @@ func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsna
 			c.Kind = ConflictDivergentUpdate
 			c.Message = fmt.Sprintf("divergent update of %s '%s': source and target changed it differently", tk, id)
 		}
+		c.withDetail(props, s, t)
 		plan.conflicts = append(plan.conflicts, c)
 	}
 	if len(td.Upserts) > 0 || len(td.Deletes) > 0 {

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -297,6 +298,30 @@ func TestMergeRowConflictsAllListed(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "+1 more") {
 		t.Fatalf("message %q should summarize the top 3", err)
+	}
+	// Each row conflict names its properties with the base and both sides.
+	detail := []string{"age base=30 source=2 target=1", "age base=25 source=2 target=1",
+		"age base=28 source=3 target=-", "age base=- source=2 target=1"}
+	for i, c := range mc.Conflicts {
+		var got []string
+		for _, p := range c.Properties {
+			show := func(v []byte) string {
+				if v == nil {
+					return "-"
+				}
+				return string(v)
+			}
+			got = append(got, fmt.Sprintf("%s base=%s source=%s target=%s", p.Name, show(p.Base), show(p.Source), show(p.Target)))
+		}
+		if strings.Join(got, "; ") != detail[i] {
+			t.Fatalf("conflict %s properties %v, want %s", c.EntityID, got, detail[i])
+		}
+	}
+	if m := mc.Conflicts[0].Message; !strings.HasSuffix(m, "(age: base 30, source 2, target 1)") {
+		t.Fatalf("message %q does not name the property and values", m)
+	}
+	if m := mc.Conflicts[2].Message; !strings.HasSuffix(m, "(age: base 28, source 3, target (deleted))") {
+		t.Fatalf("message %q does not name the deleted side", m)
 	}
 	if !engSnap(t, h.g, "main").equal(before) {
 		t.Fatal("main changed")
