@@ -99,9 +99,8 @@ type builtin struct {
 	name, title, desc string
 	readOnly          bool
 	destructive       bool
-	// in is a pointer to the zero input; its type gives the schema.
-	schema *jsonschema.Schema
-	run    func(ctx context.Context, b Backend, raw json.RawMessage) (*sdk.CallToolResult, error)
+	schema            *jsonschema.Schema
+	run               func(ctx context.Context, b Backend, raw json.RawMessage) (*sdk.CallToolResult, error)
 }
 
 // newBuiltin types a tool: its schema from In, its arguments decoded into
@@ -113,7 +112,11 @@ func newBuiltin[In any](name, title, desc string, readOnly, destructive bool, en
 		panic("mcp: schema of " + name + ": " + err.Error())
 	}
 	for prop, values := range enums {
-		s.Properties[prop].Enum = values
+		ps := s.Properties[prop]
+		if ps.Items != nil {
+			ps = ps.Items // a repeatable filter: each item is one of values
+		}
+		ps.Enum = values
 	}
 	return builtin{name: name, title: title, desc: desc, readOnly: readOnly, destructive: destructive, schema: s,
 		run: func(ctx context.Context, b Backend, raw json.RawMessage) (*sdk.CallToolResult, error) {
