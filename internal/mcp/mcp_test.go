@@ -486,18 +486,20 @@ func TestHTTPRouteAuth(t *testing.T) {
 	ts := newServer(t)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	cases := []struct {
-		name, path, token string
-		status            int
-		code              string
+		name, method, path, token string
+		status                    int
+		code                      string
 	}{
-		{"no token", "/graphs/social/mcp", "", 401, "unauthorized"},
-		{"bad token", "/graphs/social/mcp", "nope", 401, "unauthorized"},
-		{"unknown graph", "/graphs/nope/mcp", "reader-token", 404, "not_found"},
-		{"initialize", "/graphs/social/mcp", "reader-token", 200, ""},
+		{"no token", "POST", "/graphs/social/mcp", "", 401, "unauthorized"},
+		{"bad token", "POST", "/graphs/social/mcp", "nope", 401, "unauthorized"},
+		{"unknown graph", "POST", "/graphs/nope/mcp", "reader-token", 404, "not_found"},
+		{"no server-initiated stream", "GET", "/graphs/social/mcp", "reader-token", 405, "method_not_allowed"},
+		{"no session to delete", "DELETE", "/graphs/social/mcp", "reader-token", 405, "method_not_allowed"},
+		{"initialize", "POST", "/graphs/social/mcp", "reader-token", 200, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", ts.URL+c.path, strings.NewReader(init))
+			req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(init))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			if c.token != "" {
@@ -510,7 +512,7 @@ func TestHTTPRouteAuth(t *testing.T) {
 			defer resp.Body.Close()
 			var body map[string]any
 			_ = json.NewDecoder(resp.Body).Decode(&body)
-			if resp.StatusCode != c.status || (c.code != "" && body["code"] != c.code) {
+			if resp.StatusCode != c.status || (c.code != "" && body["code"] != c.code) || (c.status == 405 && resp.Header.Get("Allow") != "POST") {
 				t.Fatalf("status %d body %v", resp.StatusCode, body)
 			}
 			if c.status == 200 && body["result"].(map[string]any)["serverInfo"].(map[string]any)["name"] != "omnigraph" {
