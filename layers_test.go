@@ -36,6 +36,7 @@ var layers = map[string]int{
 	"internal/eval":      5,
 	"internal/exec":      6,
 	"":                   7, // the public API at the module root
+	"internal/mcp":       7, // over internal/remote only; internal/server mounts it
 	"internal/cluster":   8,
 	"internal/server":    8,
 	"internal/cli":       9,

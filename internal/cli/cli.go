@@ -239,7 +239,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),
-		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd())
+		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd(), a.newMCPCmd())
 	a.wireServed(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
@@ -259,6 +259,7 @@ Capabilities:
     policy validate|test|explain (--cluster DIR|URI [--graph ID])
   local: version, embed (offline JSONL embedding), alias NAME [ARGS...] (an operator alias: a stored read on a named server),
     login NAME, logout NAME, profile list|show
+  agents: mcp (--store URI | --server URL --graph ID): an MCP server over stdio
 `
 
 // checkGlobals rejects global flags the command cannot use.
