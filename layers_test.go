@@ -26,7 +26,7 @@ var layers = map[string]int{
 	"internal/limits":    0,
 	"internal/storage":   1,
 	"internal/schema":    1,
-	"internal/query":     2,
+	"internal/query":     3, // over internal/value (parameter checks)
 	"internal/table":     2,
 	"internal/value":     2,
 	"internal/commit":    3,

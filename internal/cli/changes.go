@@ -91,10 +91,7 @@ func toChangeJSON(c omnigraph.Change) changeJSON {
 		}
 		return img
 	}
-	bsrc, bdst := c.BeforeSrc, c.BeforeDst
-	if bsrc == "" && bdst == "" {
-		bsrc, bdst = c.Src, c.Dst
-	}
+	bsrc, bdst := c.BeforeEndpoints()
 	out.Before, out.After = image(c.Before, bsrc, bdst), image(c.After, c.Src, c.Dst)
 	return out
 }

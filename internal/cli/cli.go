@@ -58,6 +58,9 @@ type app struct {
 	g       globals
 	running bool // set once a command's RunE starts; errors before it are usage errors
 	opcfg   *opconfig.Config
+	// printedJSON: the command printed a JSON document (its result, or a
+	// conflict body), so a failure prints no second one.
+	printedJSON bool
 }
 
 // globalFlagNames lists every global flag; commands declare the subset they
@@ -92,6 +95,9 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 	code := ExitCode(err)
 	if err != nil {
 		var se *SilentError
+		if !errors.As(err, &se) && !a.printedJSON && jsonRequested(cmd) {
+			a.printErrorJSON(err)
+		}
 		if !errors.As(err, &se) {
 			fmt.Fprintf(stdio.Err, "error: %v%s%s\n", friendlyUsage(err), sourcePosition(err), suggestCommand(root, err))
 			var ue *UsageError

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/remote"
+	"github.com/omnigraph-go/omnigraph/internal/server"
+	"github.com/spf13/cobra"
 )
 
 // UsageError is a command-line usage mistake: exit code 2.
@@ -108,4 +113,46 @@ func (a *app) reportConflict(err error, asJSON bool) error {
 		_ = a.printJSON(body)
 	}
 	return err
+}
+
+// jsonRequested reports whether the command that ran was asked for JSON
+// (--json, or --format json).
+func jsonRequested(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		return true
+	}
+	f := cmd.Flags().Lookup("format")
+	return f != nil && (f.Value.String() == "json" || f.Value.String() == "jsonl")
+}
+
+// printErrorJSON prints err as the error body of spec/surfaces.md §2.5 on
+// standard output (the error line still goes to standard error): the
+// server's own body for a served command, else the body the server would
+// answer the same error with. Usage errors are bad_request.
+func (a *app) printErrorJSON(err error) {
+	var re *remote.Error
+	if errors.As(err, &re) && re.Body != nil {
+		var raw json.RawMessage
+		if json.Unmarshal([]byte(re.Raw), &raw) == nil {
+			_ = a.printJSON(raw)
+			return
+		}
+	}
+	if body, ok := conflictBody(err); ok {
+		_ = a.printJSON(body)
+		return
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		_ = a.printJSON(server.ErrorOutput{Error: friendlyUsage(err).Error(), Code: "bad_request"})
+		return
+	}
+	_, body := server.ErrorBody(err)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && body.Code == "internal" {
+		body.Code = "bad_request" // a local file the command was given
+	}
+	_ = a.printJSON(body)
 }

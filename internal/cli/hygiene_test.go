@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -452,5 +453,109 @@ func TestEnumParamsChecked(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestOutputDefaults (issue 18): the operator config's defaults.output,
+// table_max_column_width and table_cell_layout apply to embedded reads;
+// --format still wins.
+func TestOutputDefaults(t *testing.T) {
+	dir := newSocialGraph(t)
+	home := t.TempDir()
+	q := `query q() { match { $p: Person { name: "Alice" } } return { $p.name } }`
+	run := func(cfg string, args ...string) string {
+		t.Helper()
+		writeFile(t, home, "config.yaml", cfg)
+		r, err := procRun(omnigraphBin(t), []string{"OMNIGRAPH_HOME=" + home}, append([]string{"query", "-e", q, "--store", dir}, args...)...)
+		if err != nil || r.code != 0 {
+			t.Fatalf("%v %+v", err, r)
+		}
+		return r.stdout
+	}
+	if got := run("defaults:\n  output: csv\n"); got != "p.name\nAlice\n" {
+		t.Errorf("defaults.output csv: %q", got)
+	}
+	if got := run("defaults:\n  output: csv\n", "--format", "kv"); !strings.Contains(got, "p.name: Alice") {
+		t.Errorf("--format kv over the default: %q", got)
+	}
+	if got := run("defaults:\n  table_max_column_width: 3\n"); !strings.Contains(got, "\nAl…\n") {
+		t.Errorf("width 3, truncate: %q", got)
+	}
+	if got := run("defaults:\n  table_max_column_width: 3\n  table_cell_layout: wrap\n"); !strings.Contains(got, "\nAli\nce\n") {
+		t.Errorf("width 3, wrap: %q", got)
+	}
+}
+
+// TestJSONErrorBodies (issue 18): under --json every failure prints the
+// error body of spec/surfaces.md §2.5 on standard output (the same body the
+// server answers with), keeps its exit code, and still says it on stderr.
+func TestJSONErrorBodies(t *testing.T) {
+	dir := newSocialGraph(t)
+	dup := writeFile(t, t.TempDir(), "dup.jsonl", `{"type":"Person","data":{"name":"Alice"}}`+"\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // a JSON fragment of the body
+	}{
+		{"not found", []string{"branch", "delete", "nope", "--store", dir, "--json", "--quiet"}, 1, `"code": "not_found"`},
+		{"exists", []string{"branch", "create", "main", "--store", dir, "--json", "--quiet"}, 1, `"code": "conflict"`},
+		{"type error", []string{"query", "-e", "query q() { match { $p: Persn } return { $p.name } }", "--store", dir, "--json"}, 1, `"code": "bad_request"`},
+		{"usage", []string{"load", "--data", dup, dir, "--json"}, 2, `"error": "--mode is required"`},
+		{"missing file", []string{"load", "--data", "/nonexistent.jsonl", "--mode", "append", dir, "--json", "--quiet"}, 1, `"code": "bad_request"`},
+		{"key conflict", []string{"load", "--data", dup, "--mode", "append", dir, "--json", "--quiet"}, 1, `"key_conflict": {`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, tc.args...)
+			var body map[string]any
+			if r.code != tc.code || json.Unmarshal([]byte(r.stdout), &body) != nil || body["error"] == nil ||
+				!strings.Contains(r.stdout, tc.want) || !strings.Contains(r.stderr, "error: ") {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	r := runBin(t, "load", "--data", dup, "--mode", "append", dir, "--quiet")
+	if !strings.Contains(r.stderr, "node type 'Person' already has this id: 'Alice'") || r.stdout != "" {
+		t.Errorf("key conflict text: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// TestCommitListBranchLabels (issue 18): commit list --json labels each
+// commit with the branch it was published on, as commit show does, not
+// with the branch being listed.
+func TestCommitListBranchLabels(t *testing.T) {
+	dir := newSocialGraph(t)
+	mustRun(t, "branch", "create", "side", "--store", dir, "--json", "--quiet")
+	mustRun(t, "mutate", "-e", `query m() { insert Person { name: "Side" } }`, "--store", dir, "--branch", "side", "--json", "--quiet")
+	mustRun(t, "branch", "merge", "side", "--store", dir, "--json", "--quiet")
+	list := mustRun(t, "commit", "list", "--store", dir, "--json")
+	labels := map[string]bool{}
+	for _, c := range list["commits"].([]any) {
+		c := c.(map[string]any)
+		labels[c["graph_branch"].(string)] = true
+		show := mustRun(t, "commit", "show", c["graph_commit_id"].(string), "--store", dir, "--json")
+		if got := show["graph_branch"]; got != c["graph_branch"] {
+			t.Errorf("commit %s: list says %v, show says %v", c["graph_commit_id"], c["graph_branch"], got)
+		}
+	}
+	if !labels["side"] || !labels["main"] {
+		t.Errorf("labels %v, want main and side", labels)
+	}
+}
+
+// TestCleanupGrace (issue 18): the grace period is configurable; after
+// quick commits the default hour protects everything, --grace 0s reclaims.
+func TestCleanupGrace(t *testing.T) {
+	dir := newSocialGraph(t)
+	for i := 0; i < 5; i++ {
+		mustRun(t, "mutate", "-e", fmt.Sprintf(`query m() { update Person set { age: %d } where name = "Alice" }`, 40+i), "--store", dir, "--json", "--quiet")
+	}
+	def := mustRun(t, "cleanup", dir, "--keep", "1", "--json", "--quiet")
+	none := mustRun(t, "cleanup", dir, "--keep", "1", "--grace", "0s", "--json", "--quiet")
+	if def["files_removed"].(float64) != 0 || none["files_removed"].(float64) == 0 || none["commits_reclaimed"].(float64) == 0 {
+		t.Fatalf("default grace %v, --grace 0s %v", def, none)
+	}
+	if r := runBin(t, "cleanup", dir, "--keep", "1", "--grace", "soon"); r.code != 2 || !strings.Contains(r.stderr, "--grace: invalid duration") {
+		t.Fatalf("bad --grace: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -79,7 +79,16 @@ func TestQueryLimitsThroughBinary(t *testing.T) {
 					t.Fatalf("%d rows, want %d", got, tc.rows)
 				}
 			case 1:
-				if !strings.Contains(r.stderr, "resource limit exceeded: "+tc.resource) || r.stdout != "" {
+				// Under --json the body is the server's 413 shape
+				// (spec/surfaces.md §2.5: resource_limit, no code).
+				var body struct {
+					Code          *string `json:"code"`
+					ResourceLimit *struct {
+						Resource string `json:"resource"`
+					} `json:"resource_limit"`
+				}
+				if !strings.Contains(r.stderr, "resource limit exceeded: "+tc.resource) || json.Unmarshal([]byte(r.stdout), &body) != nil ||
+					body.ResourceLimit == nil || body.ResourceLimit.Resource != tc.resource || body.Code != nil {
 					t.Fatalf("stdout %q, stderr %q; want a %s resource-limit error", r.stdout, r.stderr, tc.resource)
 				}
 			}

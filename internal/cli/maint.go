@@ -105,9 +105,9 @@ func parseAge(s string) (time.Duration, error) {
 func (a *app) newCleanupCmd() *cobra.Command {
 	var asJSON, confirm bool
 	var keep int
-	var olderThan string
+	var olderThan, grace string
 	cmd := &cobra.Command{
-		Use:   "cleanup [URI] (--keep N | --older-than DUR) [--confirm]",
+		Use:   "cleanup [URI] (--keep N | --older-than DUR) [--grace DUR] [--confirm]",
 		Short: "Reclaim space held by old history (preview unless --confirm)",
 		Long: `Delete the data of commits no longer retained and every file no retained
 commit uses. Retained: each branch's head, the last N commits of every
@@ -115,8 +115,11 @@ branch (--keep N), commits younger than DUR (--older-than, units s m h d w,
 e.g. 7d), and merge bases between branches. Without --confirm it only
 reports what it would delete.
 
-Files younger than the grace period (1 hour) are never deleted, so writers
-in flight are safe. Reading a commit whose data was removed fails with a
+Files younger than the grace period (--grace, default 1h) are never
+deleted, and a commit stays readable for the grace period after it stopped
+being a branch head, so writers and readers in flight are safe. --grace 0s
+turns the protection off: use it only when no other process is using the
+graph. Reading a commit whose data was removed fails with a
 clear error; every branch head stays readable.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
@@ -139,6 +142,16 @@ clear error; every branch head stays readable.`,
 					return &UsageError{Err: err}
 				}
 				o.OlderThan = d
+			}
+			if f.Changed("grace") {
+				d, err := parseAge(grace)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--grace: %w", err)}
+				}
+				o.Grace = d
+				if d == 0 {
+					o.Grace = -1 // no grace at all (the engine's 0 is its default)
+				}
 			}
 			uri, err := a.graphURI(args, "")
 			if err != nil {
@@ -185,6 +198,7 @@ clear error; every branch head stays readable.`,
 	f := cmd.Flags()
 	f.IntVar(&keep, "keep", 0, "keep the last N commits of every branch")
 	f.StringVar(&olderThan, "older-than", "", "keep commits younger than this age (e.g. 12h, 7d, 2w)")
+	f.StringVar(&grace, "grace", "1h", "never delete files, or make commits unreadable, younger than this (0s: no protection; only when nothing else uses the graph)")
 	f.BoolVar(&confirm, "confirm", false, "actually delete (otherwise preview)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd

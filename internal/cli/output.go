@@ -15,6 +15,7 @@ func (a *app) printJSON(v any) error {
 		return err
 	}
 	b = append(b, '\n')
+	a.printedJSON = true
 	_, err = a.io.Out.Write(b)
 	return err
 }

@@ -190,17 +190,11 @@ resource-limit error (exit 1) and returns nothing.`,
 }
 
 func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error {
-	format := o.format
-	if o.json {
-		format = "json"
-	}
-	if format == "" {
-		format = "table"
-	}
-	switch format {
-	case "table", "kv", "csv", "jsonl", "json":
-	default:
-		return usagef("invalid --format %q: use table, kv, csv, jsonl or json", format)
+	// --format/--json, else the operator config's defaults.output, else
+	// table (spec/surfaces.md §1.5).
+	format, err := a.readFormat(cmd, "")
+	if err != nil {
+		return err
 	}
 	src, params, err := o.src.load(cmd, a.io.In)
 	if err != nil {

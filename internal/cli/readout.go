@@ -87,7 +87,14 @@ func (a *app) writeRead(format string, t omnigraph.Target, res *omnigraph.ReadRe
 		}
 		return nil
 	default:
-		return writeTable(a.io.Out, res, 80)
+		width, wrap := 80, false
+		if cfg, err := a.operator(); err == nil {
+			if cfg.Defaults.TableMaxColumnWidth > 0 {
+				width = cfg.Defaults.TableMaxColumnWidth
+			}
+			wrap = cfg.Defaults.TableCellLayout == "wrap"
+		}
+		return writeTable(a.io.Out, res, width, wrap)
 	}
 }
 
@@ -109,53 +116,89 @@ func cellText(v any) string {
 
 // writeTable prints a header line, then a fitted text table; cells wider
 // than maxWidth are truncated with an ellipsis.
-func writeTable(w io.Writer, res *omnigraph.ReadResult, maxWidth int) error {
+// writeTable prints a fitted text table. Cells longer than maxWidth are
+// cut with "…", or with wrap continued on following lines of the row.
+func writeTable(w io.Writer, res *omnigraph.ReadResult, maxWidth int, wrap bool) error {
 	fmt.Fprintf(w, "%s (%s)\n", res.QueryName, plural(len(res.Rows), "row"))
 	if len(res.Rows) == 0 {
 		_, err := fmt.Fprintln(w, "(no rows)")
 		return err
 	}
-	cells := make([][]string, len(res.Rows)+1)
-	cells[0] = res.Columns
+	// cells[i][j] holds the lines of one cell (one line unless wrapped).
+	cells := make([][][]string, len(res.Rows)+1)
+	head := make([][]string, len(res.Columns))
+	for j, c := range res.Columns {
+		head[j] = []string{c}
+	}
+	cells[0] = head
 	for i, r := range res.Rows {
-		row := make([]string, len(r))
+		row := make([][]string, len(r))
 		for j, v := range r {
-			row[j] = truncate(strings.ReplaceAll(cellText(v), "\n", " "), maxWidth)
+			text := strings.ReplaceAll(cellText(v), "\n", " ")
+			if wrap {
+				row[j] = wrapText(text, maxWidth)
+			} else {
+				row[j] = []string{truncate(text, maxWidth)}
+			}
 		}
 		cells[i+1] = row
 	}
 	widths := make([]int, len(res.Columns))
 	for _, row := range cells {
 		for j, c := range row {
-			if n := utf8.RuneCountInString(c); n > widths[j] {
-				widths[j] = n
+			for _, l := range c {
+				widths[j] = max(widths[j], utf8.RuneCountInString(l))
 			}
 		}
 	}
 	var b strings.Builder
-	line := func(row []string) {
-		b.Reset()
-		for j, c := range row {
-			if j > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(c)
-			if j < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)))
-			}
+	line := func(row [][]string) {
+		height := 1
+		for _, c := range row {
+			height = max(height, len(c))
 		}
-		fmt.Fprintln(w, b.String())
+		for k := 0; k < height; k++ {
+			b.Reset()
+			for j, c := range row {
+				if j > 0 {
+					b.WriteString("  ")
+				}
+				text := ""
+				if k < len(c) {
+					text = c[k]
+				}
+				b.WriteString(text)
+				if j < len(row)-1 {
+					b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(text)))
+				}
+			}
+			fmt.Fprintln(w, b.String())
+		}
 	}
 	line(cells[0])
-	sep := make([]string, len(widths))
+	sep := make([][]string, len(widths))
 	for j, n := range widths {
-		sep[j] = strings.Repeat("-", n)
+		sep[j] = []string{strings.Repeat("-", n)}
 	}
 	line(sep)
 	for _, row := range cells[1:] {
 		line(row)
 	}
 	return nil
+}
+
+// wrapText splits s into lines of at most n runes.
+func wrapText(s string, n int) []string {
+	r := []rune(s)
+	if len(r) <= n || n <= 0 {
+		return []string{s}
+	}
+	var out []string
+	for len(r) > n {
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	return append(out, string(r))
 }
 
 func truncate(s string, n int) string {

@@ -187,6 +187,15 @@ func (c Change) EndpointsChanged() bool {
 	return c.Op == OpUpdate && c.Kind == "edge" && (c.BeforeSrc != c.Src || c.BeforeDst != c.Dst)
 }
 
+// BeforeEndpoints returns the endpoints of an edge's before image (those of
+// the after image when the change does not record them separately).
+func (c Change) BeforeEndpoints() (src, dst string) {
+	if c.BeforeSrc == "" && c.BeforeDst == "" {
+		return c.Src, c.Dst
+	}
+	return c.BeforeSrc, c.BeforeDst
+}
+
 func sameJSON(a, b any) bool {
 	ra, okA := a.(json.RawMessage)
 	rb, okB := b.(json.RawMessage)

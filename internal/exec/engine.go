@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -281,14 +282,17 @@ func (g *Graph) Log(ctx context.Context, branch string, limit int) ([]CommitInfo
 	}
 	out := make([]CommitInfo, len(cs))
 	for i, c := range cs {
-		out[i] = commitInfo(c, b)
+		// Each commit carries the branch it was published on (a commit
+		// merged in from a feature branch says so); commits written
+		// before branches were recorded take the listed branch.
+		out[i] = commitInfo(c, cmp.Or(c.Branch, b))
 	}
 	return out, nil
 }
 
 // CommitByID returns one commit, named by any revision (commit.ResolveRevision:
-// an id, a unique id prefix, a branch, with ~N / ^ steps). Its Branch is empty: commits do not record
-// the branch they were published on.
+// an id, a unique id prefix, a branch, with ~N / ^ steps). Its Branch is the
+// branch the commit was published on ("" for commits older than that record).
 func (g *Graph) CommitByID(ctx context.Context, id string) (CommitInfo, error) {
 	cid, err := g.repo.ResolveRevision(ctx, id)
 	if err != nil {

@@ -280,7 +280,10 @@ type KeyConflictError struct {
 }
 
 func (e *KeyConflictError) Error() string {
-	return fmt.Sprintf("key conflict on %s: id '%s' already exists", e.TypeKey, e.EntityID)
+	// The reference CLI's wording ("node type 'Person' already has this
+	// id"), which scripts grep for, with the id named.
+	kind, name, _ := strings.Cut(e.TypeKey, ":")
+	return fmt.Sprintf("key conflict: %s type '%s' already has this id: '%s'", kind, name, e.EntityID)
 }
 
 // ErrInvalidText: an input string is not valid Unicode text (invalid UTF-8,

@@ -359,9 +359,10 @@ func (g *Graph) CommitChangesPage(ctx context.Context, commitID string, scope Ch
 	if err != nil {
 		return nil, err
 	}
-	id, err := commit.ParseID(commitID)
+	// Any revision names the commit (an id, a unique prefix, main~1).
+	id, err := g.repo.ResolveRevision(ctx, commitID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrCommitNotFound, commitID)
+		return nil, err
 	}
 	c, err := g.repo.Commit(ctx, id)
 	if err != nil {

@@ -171,6 +171,11 @@ func asChangeFeedGap(err error) error {
 // place that decides error statuses: engine errors by type (errors.As /
 // errors.Is, never by text), server errors by the status they carry.
 // Anything unrecognized is a 500.
+// ErrorBody is the HTTP status and error body the server answers err with
+// (spec/surfaces.md §2.5). The CLI prints the same body under --json, so a
+// script sees one error shape whether the graph is embedded or served.
+func ErrorBody(err error) (int, ErrorOutput) { return errorResponse(err) }
+
 func errorResponse(err error) (int, ErrorOutput) {
 	var (
 		api    *apiError

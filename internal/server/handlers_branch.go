@@ -111,16 +111,17 @@ func changeOutput(ch omnigraph.Change) EntityChangeOutput {
 		id = ch.Kind + ":" + ch.Type
 	}
 	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: id, Name: ch.Type}, ID: ch.ID, Op: ch.Op}
-	image := func(props map[string]any) *ChangeImageOutput {
+	image := func(props map[string]any, src, dst string) *ChangeImageOutput {
 		if props == nil {
 			return nil
 		}
 		img := &ChangeImageOutput{Properties: props}
 		if ch.Kind == "edge" {
-			img.Endpoints = &ChangeEndpointsOutput{From: ch.Src, To: ch.Dst}
+			img.Endpoints = &ChangeEndpointsOutput{From: src, To: dst}
 		}
 		return img
 	}
-	o.Before, o.After = image(ch.Before), image(ch.After)
+	bsrc, bdst := ch.BeforeEndpoints()
+	o.Before, o.After = image(ch.Before, bsrc, bdst), image(ch.After, ch.Src, ch.Dst)
 	return o
 }
