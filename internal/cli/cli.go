@@ -247,6 +247,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),
 		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd(), a.newMCPCmd())
 	a.wireServed(root)
+	a.wireCompletion(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root

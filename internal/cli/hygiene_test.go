@@ -559,3 +559,23 @@ func TestCleanupGrace(t *testing.T) {
 		t.Fatalf("bad --grace: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestCompletion (issue 18): shell completion offers branch names and the
+// query names of the --query file, not only flags.
+func TestCompletion(t *testing.T) {
+	dir := newSocialGraph(t)
+	mustRun(t, "branch", "create", "feature", "--store", dir, "--json", "--quiet")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "branch", "delete", "--store", dir, ""}, "feature\nmain\n:4\n"},
+		{[]string{"__complete", "query", "--store", dir, "--branch", ""}, "feature\nmain\n:4\n"},
+		{[]string{"__complete", "query", "--query", filepath.Join(exampleDir, "queries.gq"), "--store", dir, ""}, "get_person\nfriends_of\nfriend_counts\nunemployed\n:4\n"},
+		{[]string{"__complete", "branch", "delete", "--store", filepath.Join(dir, "missing"), ""}, ":4\n"},
+	} {
+		if r := runBin(t, tc.args...); r.stdout != tc.want {
+			t.Errorf("%v: %q, want %q", tc.args, r.stdout, tc.want)
+		}
+	}
+}
