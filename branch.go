@@ -19,6 +19,8 @@ type (
 	MergeConflictsError = exec.MergeConflictsError
 	// Change is one entity inserted, updated or deleted between two commits.
 	Change = exec.Change
+	// MergePreview is what a merge would do, computed without writing.
+	MergePreview = exec.MergePreview
 )
 
 // Branches lists the graph's branches sorted ascending (main among them).
@@ -39,6 +41,13 @@ func (g *Graph) DeleteBranch(ctx context.Context, name, actor string) error {
 // Merge merges source into target ("" = main).
 func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
 	return g.eng.Merge(ctx, source, target, actor)
+}
+
+// PreviewMerge reports what Merge(source, target) would do against the
+// current heads (outcome, conflicts, the source's changes since the merge
+// base) without writing anything.
+func (g *Graph) PreviewMerge(ctx context.Context, source, target string) (*MergePreview, error) {
+	return g.eng.PreviewMerge(ctx, source, target)
 }
 
 // Diff lists the entities that differ between two targets.

@@ -103,5 +103,6 @@ func (s *Server) routeTable() []*route {
 				{name: "kind", repeat: true, enum: []string{"node", "edge"}}, {name: "type", repeat: true}, {name: "op", repeat: true, enum: []string{"insert", "update", "delete"}}},
 			resp: CommitChangesOutput{}, statuses: []int{400, 404, 409, 410, 413}, handle: s.handleCommitChanges},
 	}
+	routes = append(routes, reviewRoutes(s)...)
 	return append(routes, changeRoutes(s)...)
 }

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/omnigraph-go/omnigraph"
+)
+
+// The review routes: what lies between two branches (or commits), and
+// what merging one branch into another would do, both read-only. They
+// exist for clients that review before they merge (the web console).
+
+// DiffOutput is GET /diff: the entity changes that turn from into to.
+type DiffOutput struct {
+	From         string               `json:"from" openapi:"required"`
+	To           string               `json:"to" openapi:"required"`
+	FromCommitID string               `json:"from_commit_id" openapi:"required"`
+	ToCommitID   string               `json:"to_commit_id" openapi:"required"`
+	TotalChanges int                  `json:"total_changes" openapi:"required"`
+	Changes      []EntityChangeOutput `json:"changes" openapi:"required"`
+	// Truncated is set when changes holds only the first limit of total_changes.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MergePreviewOutput is GET /branches/merge/preview: what POST
+// /branches/merge would do now. Conflicts non-empty means the merge would
+// be refused with 409 and exactly those merge_conflicts.
+type MergePreviewOutput struct {
+	Source       string                `json:"source" openapi:"required"`
+	Target       string                `json:"target" openapi:"required"`
+	Outcome      string                `json:"outcome" openapi:"required,enum=already_up_to_date|fast_forward|merged"`
+	SourceHead   string                `json:"source_commit_id" openapi:"required"`
+	TargetHead   string                `json:"target_commit_id" openapi:"required"`
+	BaseCommitID *string               `json:"merge_base_commit_id,omitempty"`
+	Conflicts    []MergeConflictOutput `json:"conflicts" openapi:"required"`
+	// Changes are the source's changes since the merge base.
+	TotalChanges int                  `json:"total_changes" openapi:"required"`
+	Changes      []EntityChangeOutput `json:"changes" openapi:"required"`
+	Truncated    bool                 `json:"truncated,omitempty"`
+}
+
+// reviewDefaultLimit and reviewMaxLimit bound the changes one review
+// response carries (the commit-changes page bounds).
+const (
+	reviewDefaultLimit = 1000
+	reviewMaxLimit     = 8192
+)
+
+var reviewLimitParam = param{name: "limit", desc: "Changes to return (1..8192, default 1000); total_changes counts them all."}
+
+func reviewRoutes(s *Server) []*route {
+	return []*route{
+		{method: "GET", path: graphPath("/diff"), opID: "cluster_diff", tag: "commits", perGraph: true,
+			summary: "The entity changes between two branches or commits (from → to).",
+			query: []param{{name: "from", required: true, desc: "Branch name or commit revision."},
+				{name: "to", required: true, desc: "Branch name or commit revision."}, reviewLimitParam},
+			resp: DiffOutput{}, statuses: readStatuses, handle: s.handleDiff},
+		{method: "GET", path: graphPath("/branches/merge/preview"), opID: "cluster_previewMerge", tag: "branches", perGraph: true,
+			summary: "What merging source into target would do now (outcome, conflicts, the source's changes), writing nothing.",
+			query: []param{{name: "source", required: true, desc: "Branch to merge."},
+				{name: "target", desc: "Branch to merge into (default main)."}, reviewLimitParam},
+			resp: MergePreviewOutput{}, statuses: []int{400, 404, 409}, handle: s.handleMergePreview},
+	}
+}
+
+func reviewLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return reviewDefaultLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 || n > reviewMaxLimit {
+		return 0, badRequest("limit must be an integer from 1 to %d", reviewMaxLimit)
+	}
+	return n, nil
+}
+
+// reviewChanges renders at most limit changes.
+func reviewChanges(chs []omnigraph.Change, limit int) ([]EntityChangeOutput, bool) {
+	if len(chs) > limit {
+		return changesOutput(chs[:limit]), true
+	}
+	return changesOutput(chs), false
+}
+
+// revisionTarget reads rev as a branch when one has that name, else as a
+// commit revision; a branch is returned for the read check.
+func (c *call) revisionTarget(rev string) (omnigraph.Target, string, error) {
+	names, err := c.g.g.Branches(c.r.Context())
+	if err != nil {
+		return omnigraph.Target{}, "", err
+	}
+	if slices.Contains(names, rev) {
+		return omnigraph.Target{Branch: rev}, rev, nil
+	}
+	return omnigraph.Target{Snapshot: rev}, "", nil
+}
+
+// headOf is the commit a target names now.
+func (c *call) headOf(t omnigraph.Target) (omnigraph.CommitInfo, error) {
+	if t.Snapshot != "" {
+		return c.g.g.Commit(c.r.Context(), t.Snapshot)
+	}
+	log, err := c.g.g.Log(c.r.Context(), t.Branch, 1)
+	if err != nil || len(log) == 0 {
+		return omnigraph.CommitInfo{}, err
+	}
+	return log[0], nil
+}
+
+func (s *Server) handleDiff(c *call) (*plan, error) {
+	q := c.r.URL.Query()
+	limit, err := reviewLimit(q)
+	if err != nil {
+		return nil, err
+	}
+	from, to := q.Get("from"), q.Get("to")
+	ft, fb, err := c.revisionTarget(from)
+	if err != nil {
+		return nil, err
+	}
+	tt, tb, err := c.revisionTarget(to)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{checks: []check{{action: ActionRead, branch: fb}, {action: ActionRead, branch: tb}}, run: func() error {
+		ctx := c.r.Context()
+		// Resolve both ends first so the response names the commits diffed.
+		fc, err := c.headOf(ft)
+		if err != nil {
+			return err
+		}
+		tc, err := c.headOf(tt)
+		if err != nil {
+			return err
+		}
+		chs, err := c.g.g.Diff(ctx, omnigraph.Target{Snapshot: fc.ID}, omnigraph.Target{Snapshot: tc.ID})
+		if err != nil {
+			return err
+		}
+		out := DiffOutput{From: from, To: to, FromCommitID: fc.ID, ToCommitID: tc.ID, TotalChanges: len(chs)}
+		out.Changes, out.Truncated = reviewChanges(chs, limit)
+		return c.json(http.StatusOK, out)
+	}}, nil
+}
+
+func (s *Server) handleMergePreview(c *call) (*plan, error) {
+	q := c.r.URL.Query()
+	limit, err := reviewLimit(q)
+	if err != nil {
+		return nil, err
+	}
+	source, target := q.Get("source"), branchOr(optional(q, "target"))
+	return &plan{checks: []check{{action: ActionRead, branch: source}, {action: ActionRead, branch: target}}, run: func() error {
+		p, err := c.g.g.PreviewMerge(c.r.Context(), source, target)
+		if err != nil {
+			return err
+		}
+		out := MergePreviewOutput{Source: p.Source, Target: p.Target, Outcome: string(p.Outcome), SourceHead: p.SourceHead,
+			TargetHead: p.TargetHead, BaseCommitID: strPtr(p.Base), Conflicts: []MergeConflictOutput{}, TotalChanges: len(p.Changes)}
+		for _, mc := range p.Conflicts {
+			out.Conflicts = append(out.Conflicts, MergeConflictOutput{EntityKind: mc.EntityKind, TypeName: mc.TypeName,
+				EntityID: strPtr(mc.EntityID), Kind: mc.Kind, Message: mc.Message})
+		}
+		out.Changes, out.Truncated = reviewChanges(p.Changes, limit)
+		return c.json(http.StatusOK, out)
+	}}, nil
+}
