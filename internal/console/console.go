@@ -24,6 +24,16 @@ const Prefix = "/ui/"
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+// contentTypes fixes the types of what the console ships, independent of
+// the host's MIME tables (a module script must be served as JavaScript).
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".png":  "image/png",
+}
+
 // asset is one embedded file, ready to serve.
 type asset struct {
 	body        []byte
@@ -46,7 +56,10 @@ func Handler() http.Handler {
 			return err
 		}
 		sum := sha256.Sum256(b)
-		ct := mime.TypeByExtension(path.Ext(p))
+		ct, ok := contentTypes[path.Ext(p)]
+		if !ok {
+			ct = mime.TypeByExtension(path.Ext(p))
+		}
 		if ct == "" {
 			ct = "application/octet-stream"
 		}

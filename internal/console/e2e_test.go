@@ -36,15 +36,17 @@ func findChrome() string {
 const e2eToken = "console-e2e-token"
 
 const (
-	setAge    = `query set_age($name: String, $age: I32) { update Person set { age: $age } where name = $name }`
-	addPerson = `query add($name: String, $age: I32) { insert Person { name: $name, age: $age } }`
-	knowsQ    = "query knows() {\n    match { $a: Person  $a knows $b }\n    return { $a.name, $b.name }\n    order { $a.name asc }\n}"
-	peopleQ   = "query people() {\n    match { $p: Person }\n    return { $p.name, $p.age }\n    order { $p.name asc }\n}"
-	friendsOf = `query friends_of($name: String) @description("Who a person knows.") { match { $p: Person { name: $name } $p knows $f } return { $f.name } }`
+	setAge     = `query set_age($name: String, $age: I32) { update Person set { age: $age } where name = $name }`
+	addPerson  = `query add($name: String, $age: I32) { insert Person { name: $name, age: $age } }`
+	addCompany = `query add_company($name: String) { insert Company { name: $name } }`
+	knowsQ     = "query knows() {\n    match { $a: Person  $a knows $b }\n    return { $a.name, $b.name }\n    order { $a.name asc }\n}"
+	peopleQ    = "query people() {\n    match { $p: Person }\n    return { $p.name, $p.age }\n    order { $p.name asc }\n}"
+	friendsOf  = `query friends_of($name: String) @description("Who a person knows.") { match { $p: Person { name: $name } $p knows $f } return { $f.name } }`
 )
 
-// consoleGraph builds the social graph with a branch "feature" that adds
-// Eve and sets Bob's age, while main sets Bob's age differently: merging
+// consoleGraph builds the social graph with a merge in main's history
+// (branch docs adds Fay while main adds Initech), then a branch "feature"
+// that adds Eve and sets Bob's age while main sets it differently: merging
 // feature into main conflicts on Bob.
 func consoleGraph(t *testing.T) *omnigraph.Graph {
 	t.Helper()
@@ -55,6 +57,21 @@ func consoleGraph(t *testing.T) *omnigraph.Graph {
 	}
 	if _, err := g.Load(ctx, strings.NewReader(fixture.SocialData), omnigraph.LoadOptions{Mode: omnigraph.Overwrite, Actor: "admin"}); err != nil {
 		t.Fatal(err)
+	}
+	mutate := func(branch, src string, params map[string]any) {
+		t.Helper()
+		if _, _, err := g.Mutate(ctx, branch, src, "", params, omnigraph.MutateOptions{Actor: "admin"}); err != nil {
+			t.Fatalf("mutate on %s: %v", branch, err)
+		}
+	}
+	// History with a merge: docs adds Fay while main adds Initech.
+	if err := g.CreateBranch(ctx, "docs", "main", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	mutate("docs", addPerson, map[string]any{"name": "Fay", "age": 52})
+	mutate("main", addCompany, map[string]any{"name": "Initech"})
+	if res, err := g.Merge(ctx, "docs", "main", "admin"); err != nil || res.Outcome != "merged" {
+		t.Fatalf("merge docs: %+v, %v", res, err)
 	}
 	if err := g.CreateBranch(ctx, "feature", "main", "admin"); err != nil {
 		t.Fatal(err)
@@ -67,9 +84,7 @@ func consoleGraph(t *testing.T) *omnigraph.Graph {
 		{"feature", setAge, map[string]any{"name": "Bob", "age": 26}},
 		{"main", setAge, map[string]any{"name": "Bob", "age": 27}},
 	} {
-		if _, _, err := g.Mutate(ctx, m.branch, m.src, "", m.params, omnigraph.MutateOptions{Actor: "admin"}); err != nil {
-			t.Fatalf("mutate on %s: %v", m.branch, err)
-		}
+		mutate(m.branch, m.src, m.params)
 	}
 	return g
 }
@@ -112,6 +127,7 @@ func TestConsoleE2E(t *testing.T) {
 
 	t.Log("log in: a wrong token is refused, the right one opens the graph")
 	b.do("wrong token",
+		chromedp.EmulateViewport(1000, 700),
 		chromedp.Navigate(hs.URL+"/ui/"),
 		chromedp.WaitVisible(chromedp.CSS(`#login-token`)),
 		chromedp.SendKeys(chromedp.CSS(`#login-token`), "not-the-token"),
@@ -149,7 +165,7 @@ func TestConsoleE2E(t *testing.T) {
 	}
 	eval[bool](b, `(() => { const g = [...document.querySelectorAll('#result-graph g.node')].find(g => g.textContent.startsWith('Alice'));
 		g.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true; })()`)
-	b.do("expand Alice", chromedp.WaitVisible(chromedp.CSS(`#graph-status .status-ok`)))
+	b.do("expand Alice", chromedp.WaitVisible(chromedp.CSS(`#graph-status .status-ok`)), chromedp.ScrollIntoView(chromedp.CSS(`#result-graph-box`)))
 	if n := eval[int](b, `document.querySelectorAll('#result-graph g.node').length`); n != 5 {
 		t.Fatalf("nodes after expanding Alice = %d, want 5 (Acme added)", n)
 	}
@@ -159,8 +175,8 @@ func TestConsoleE2E(t *testing.T) {
 	b.do("table view", chromedp.Click(chromedp.CSS(`#result-tabs button[data-view="table"]`)))
 	b.selectValue(`#branch-select`, "feature")
 	b.setEditor(peopleQ)
-	b.do("run on feature", chromedp.Click(chromedp.CSS(`#run`)), chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr:nth-child(5)`)))
-	if rows = b.rows(`#rows`); fmt.Sprint(rows) != fmt.Sprint([][]string{{"Alice", "30"}, {"Bob", "26"}, {"Carol", "41"}, {"Dave", "19"}, {"Eve", "33"}}) {
+	b.do("run on feature", chromedp.Click(chromedp.CSS(`#run`)), chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr:nth-child(6)`)))
+	if rows = b.rows(`#rows`); fmt.Sprint(rows) != fmt.Sprint([][]string{{"Alice", "30"}, {"Bob", "26"}, {"Carol", "41"}, {"Dave", "19"}, {"Eve", "33"}, {"Fay", "52"}}) {
 		t.Fatalf("feature rows = %v", rows)
 	}
 
@@ -175,21 +191,34 @@ func TestConsoleE2E(t *testing.T) {
 	}
 
 	t.Log("schema view with counts on feature")
-	b.do("schema", chromedp.Click(chromedp.CSS(`#tabs button[data-tab="schema"]`)), chromedp.WaitVisible(chromedp.CSS(`#schema-nodes tbody tr`)))
-	if got := eval[[][]string](b, `[...document.querySelectorAll('#schema-nodes tbody tr')].map(r => [r.cells[0].textContent, r.cells[3].textContent])`); fmt.Sprint(got) != fmt.Sprint([][]string{{"Person", "5"}, {"Company", "2"}}) {
+	b.do("schema", chromedp.Click(chromedp.CSS(`#tabs button[data-tab="schema"]`)), chromedp.WaitVisible(chromedp.CSS(`#schema-view[data-branch="feature"] #schema-nodes tbody tr`)))
+	if got := eval[[][]string](b, `[...document.querySelectorAll('#schema-nodes tbody tr')].map(r => [r.cells[0].textContent, r.cells[3].textContent])`); fmt.Sprint(got) != fmt.Sprint([][]string{{"Person", "6"}, {"Company", "3"}}) {
 		t.Fatalf("schema counts = %v", got)
 	}
 	b.shot("schema")
 
+	t.Log("the log of main shows the merge of docs, and its changes are what it brought")
+	b.selectValue(`#branch-select`, "main")
+	b.do("main log", chromedp.Click(chromedp.CSS(`#tabs button[data-tab="commits"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#commit-list[data-branch="main"] li.merge .commit-open`)),
+		chromedp.Click(chromedp.CSS(`#commit-list li.merge .commit-open`)),
+		chromedp.WaitVisible(chromedp.CSS(`#commit-changes li.change`)))
+	if text := b.text(`#commit-changes`); !strings.Contains(text, "insert") || !strings.Contains(text, "Fay") || strings.Contains(text, "Initech") {
+		t.Fatalf("merge commit changes = %q", text)
+	}
+	b.shot("commits")
+	b.selectValue(`#branch-select`, "feature") // the commits tab reloads for the branch
+
 	t.Log("open a commit's changes: feature's newest commit updates Bob")
-	b.do("commit changes", chromedp.Click(chromedp.CSS(`#tabs button[data-tab="commits"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#commit-list li .commit-open`)),
-		chromedp.Click(chromedp.CSS(`#commit-list li:first-child .commit-open`)),
+	b.do("feature log", chromedp.WaitVisible(chromedp.CSS(`#commit-list[data-branch="feature"] li .commit-open`)))
+	// The newest commit by admin (automatic compaction may have added a
+	// maintenance commit after it, which changes no entity).
+	id := eval[string](b, `[...document.querySelectorAll('#commit-list li')].find(li => li.textContent.includes('admin')).dataset.id`)
+	b.do("commit changes", chromedp.Click(chromedp.CSS(`#commit-list li[data-id="`+id+`"] .commit-open`)),
 		chromedp.WaitVisible(chromedp.CSS(`#commit-changes li.change`)))
 	if text := b.text(`#commit-changes`); !strings.Contains(text, "update") || !strings.Contains(text, "Bob") || !strings.Contains(text, "26") {
 		t.Fatalf("commit changes = %q", text)
 	}
-	b.shot("commits")
 
 	t.Log("branch-to-branch diff")
 	b.do("diff tab", chromedp.Click(chromedp.CSS(`#tabs button[data-tab="diff"]`)))

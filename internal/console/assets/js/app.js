@@ -388,9 +388,10 @@ async function expand(node) {
 // ---- schema ----
 
 async function renderSchema() {
-  const box = $('schema-view');
-  const snap = await guard($('app-status'), () => api.snapshot(state.branch));
-  if (!snap) return;
+  const box = $('schema-view'), branch = state.branch;
+  const snap = await guard($('app-status'), () => api.snapshot(branch));
+  if (!snap || branch !== state.branch) return;
+  box.dataset.branch = branch;
   const count = (kind, name) => {
     const d = snap.datasets.find(d => d.entity_kind === kind && d.type_name === name);
     return d ? d.entity_count : 0;
@@ -413,14 +414,16 @@ async function renderSchema() {
 // ---- commits ----
 
 async function renderCommits() {
-  const list = $('commit-list');
-  const out = await guard($('app-status'), () => api.commits(state.branch));
-  if (!out) return;
+  const list = $('commit-list'), branch = state.branch;
+  const out = await guard($('app-status'), () => api.commits(branch));
+  // A newer branch switch wins over a late answer for the old branch.
+  if (!out || branch !== state.branch) return;
+  list.dataset.branch = branch;
   fill(list, out.commits.map(c => {
     const merge = !!c.merged_parent_commit_id;
     return h('li', { class: 'commit' + (merge ? ' merge' : ''), dataset: { id: c.graph_commit_id } },
       h('button', { class: 'commit-open', onclick: () => openCommit(c) },
-        h('span', { class: 'lane' }, merge ? '⑂' : '●'), ' ', h('code', {}, short(c.graph_commit_id)), ' ',
+        h('span', { class: 'lane' }, merge ? '◆' : '●'), ' ', h('code', {}, short(c.graph_commit_id)), ' ',
         merge ? h('span', { class: 'badge merge' }, 'merge') : null, ' ',
         h('span', { class: 'muted' }, `#${c.graph_manifest_version} · ${c.actor_id || 'no actor'} · ${when(c.created_at)}`),
         merge ? h('div', { class: 'muted merged-from' }, `merged ${short(c.merged_parent_commit_id)} into ${short(c.parent_commit_id)}`) : null));
