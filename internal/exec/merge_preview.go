@@ -3,9 +3,6 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
-
-	"github.com/omnigraph-go/omnigraph/internal/commit"
 )
 
 // MergePreview is what Merge(source, target) would do against the two
@@ -33,14 +30,9 @@ type MergePreview struct {
 // A preview is a snapshot of a moving pair of heads: a later Merge plans
 // again and may see different heads.
 func (g *Graph) PreviewMerge(ctx context.Context, source, target string) (*MergePreview, error) {
-	source, target = branchOr(source), branchOr(target)
-	for _, b := range []string{source, target} {
-		if b == SchemaApplyLockRef {
-			return nil, &commit.BranchError{Branch: b, Err: ErrInternalRef, Reason: "a merge preview does not allow internal system refs"}
-		}
-	}
-	if source == target {
-		return nil, fmt.Errorf("%w (both are '%s')", ErrMergeSameBranch, source)
+	source, target, err := mergePair(source, target)
+	if err != nil {
+		return nil, err
 	}
 	_, sc, err := g.repo.Resolve(ctx, source)
 	if err != nil {
@@ -51,24 +43,14 @@ func (g *Graph) PreviewMerge(ctx context.Context, source, target string) (*Merge
 		return nil, err
 	}
 	p := &MergePreview{Source: source, Target: target, SourceHead: sc.ID.String(), TargetHead: tc.ID.String()}
-	upToDate := tc.ID == sc.ID
-	if !upToDate {
-		if upToDate, err = g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil {
-			return nil, err
-		}
-	}
-	if upToDate {
-		p.Outcome = MergeAlreadyUpToDate
-		return p, nil
-	}
-	ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
-	if err != nil {
+	if p.Outcome, err = g.mergeKind(ctx, tc, sc); err != nil {
 		return nil, err
 	}
+	if p.Outcome == MergeAlreadyUpToDate {
+		return p, nil
+	}
 	base := tc
-	p.Outcome = MergeFastForward
-	if !ff {
-		p.Outcome = MergeMerged
+	if p.Outcome == MergeMerged {
 		if tc.Schema != sc.Schema {
 			return nil, g.mergeSchemaError(ctx, tc, sc, source, target)
 		}

@@ -160,11 +160,7 @@ func (s *Server) handleMergePreview(c *call) (*plan, error) {
 			return err
 		}
 		out := MergePreviewOutput{Source: p.Source, Target: p.Target, Outcome: string(p.Outcome), SourceHead: p.SourceHead,
-			TargetHead: p.TargetHead, BaseCommitID: strPtr(p.Base), Conflicts: []MergeConflictOutput{}, TotalChanges: len(p.Changes)}
-		for _, mc := range p.Conflicts {
-			out.Conflicts = append(out.Conflicts, MergeConflictOutput{EntityKind: mc.EntityKind, TypeName: mc.TypeName,
-				EntityID: strPtr(mc.EntityID), Kind: mc.Kind, Message: mc.Message})
-		}
+			TargetHead: p.TargetHead, BaseCommitID: strPtr(p.Base), Conflicts: mergeConflictsOutput(p.Conflicts), TotalChanges: len(p.Changes)}
 		out.Changes, out.Truncated = reviewChanges(p.Changes, limit)
 		return c.json(http.StatusOK, out)
 	}}, nil
