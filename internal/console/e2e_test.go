@@ -146,6 +146,19 @@ func TestConsoleE2E(t *testing.T) {
 		t.Fatalf("token in sessionStorage = %q", tok)
 	}
 
+	t.Log("completion: after $p. the editor offers Person's properties")
+	b.setEditor("query q() { match { $p: Person } return { $p")
+	b.do("complete", chromedp.Focus(chromedp.CSS(`#editor`)),
+		chromedp.SendKeys(chromedp.CSS(`#editor`), "."),
+		chromedp.WaitVisible(chromedp.CSS(`#completions li`)))
+	if got := eval[[]string](b, `[...document.querySelectorAll('#completions li .label')].map(l => l.textContent)`); fmt.Sprint(got) != "[name age]" {
+		t.Fatalf("completions = %v", got)
+	}
+	b.do("accept", chromedp.Click(chromedp.CSS(`#completions li:first-child`)))
+	if v := eval[string](b, `document.getElementById('editor').value`); !strings.HasSuffix(v, "$p.name") {
+		t.Fatalf("editor after accepting = %q", v)
+	}
+
 	t.Log("run a query and read the table")
 	b.setEditor(knowsQ)
 	b.do("query table", chromedp.Click(chromedp.CSS(`#run`)), chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr`)))
