@@ -30,6 +30,8 @@ type (
 	// RequestError is a request the engine refuses before any work (an
 	// unknown type in a diff's scope, an invalid change kind or op).
 	RequestError = exec.RequestError
+	// MergePreview is what a merge would do, computed without writing.
+	MergePreview = exec.MergePreview
 )
 
 // Branches lists the graph's branches sorted ascending (main among them).
@@ -50,6 +52,13 @@ func (g *Graph) DeleteBranch(ctx context.Context, name, actor string) error {
 // Merge merges source into target ("" = main).
 func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
 	return g.eng.Merge(ctx, source, target, actor)
+}
+
+// PreviewMerge reports what Merge(source, target) would do against the
+// current heads (outcome, conflicts, the source's changes since the merge
+// base) without writing anything.
+func (g *Graph) PreviewMerge(ctx context.Context, source, target string) (*MergePreview, error) {
+	return g.eng.PreviewMerge(ctx, source, target)
 }
 
 // Diff lists the entities that differ between two targets.

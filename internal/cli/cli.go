@@ -245,7 +245,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 		a.newOptimizeCmd(), a.newCleanupCmd())
 	root.AddCommand(a.newVerifyCmd(), a.newRepairCmd())
 	root.AddCommand(a.newClusterCmd(), a.newPolicyCmd(), a.newQueriesCmd(), a.newGraphsCmd(), a.newAliasCmd(),
-		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd(), a.newMCPCmd())
+		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd(), a.newMCPCmd(), a.newUICmd())
 	a.wireServed(root)
 	a.wireCompletion(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
@@ -264,7 +264,8 @@ Capabilities:
   offline: lint (with --schema)
   control: cluster validate|plan|import|refresh|apply|status|approve|force-unlock (--config DIR),
     policy validate|test|explain (--cluster DIR|URI [--graph ID])
-  local: version, embed (offline JSONL embedding), alias NAME [ARGS...] (an operator alias: a stored read on a named server),
+  local: version, ui --store URI (the web console on a local graph), embed (offline JSONL embedding),
+    alias NAME [ARGS...] (an operator alias: a stored read on a named server),
     login NAME, logout NAME, profile list|show
   agents: mcp (--store URI | --server URL --graph ID): an MCP server over stdio
 `

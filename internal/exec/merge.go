@@ -71,14 +71,9 @@ const (
 // moves the target from a head it did not plan against
 // (TestMergeCrashPoints, TestMergeRacesTargetWrites).
 func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
-	source, target = branchOr(source), branchOr(target)
-	for _, b := range []string{source, target} {
-		if b == SchemaApplyLockRef {
-			return nil, &commit.BranchError{Branch: b, Err: ErrInternalRef, Reason: "branch_merge does not allow internal system refs"}
-		}
-	}
-	if source == target {
-		return nil, fmt.Errorf("%w (both are '%s')", ErrMergeSameBranch, source)
+	source, target, err := mergePair(source, target)
+	if err != nil {
+		return nil, err
 	}
 	_, sc, err := g.repo.Resolve(ctx, source)
 	if err != nil {
@@ -93,20 +88,15 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		if th, tc, err = g.repo.Resolve(ctx, target); err != nil {
 			return err
 		}
-		upToDate := tc.ID == sc.ID
-		if !upToDate {
-			if upToDate, err = g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil {
-				return err
-			}
-		}
-		if upToDate {
-			res.Outcome = MergeAlreadyUpToDate
-			return nil
-		}
-		ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
+		kind, err := g.mergeKind(ctx, tc, sc)
 		if err != nil {
 			return err
 		}
+		if kind == MergeAlreadyUpToDate {
+			res.Outcome = kind
+			return nil
+		}
+		ff := kind == MergeFastForward
 		var published *commit.Commit
 		if ff {
 			published, err = g.fastForward(ctx, th, tc, sc, source, actor)
@@ -132,6 +122,41 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		return nil, err
 	}
 	return res, nil
+}
+
+// mergeKind classifies merging source head sc into target head tc:
+// already up to date (sc is tc or one of its ancestors), fast-forward (tc
+// is an ancestor of sc) or a three-way merge.
+func (g *Graph) mergeKind(ctx context.Context, tc, sc *commit.Commit) (MergeOutcome, error) {
+	if tc.ID == sc.ID {
+		return MergeAlreadyUpToDate, nil
+	}
+	if up, err := g.repo.IsAncestor(ctx, sc.ID, tc.ID); err != nil || up {
+		return MergeAlreadyUpToDate, err
+	}
+	ff, err := g.repo.IsAncestor(ctx, tc.ID, sc.ID)
+	if err != nil {
+		return "", err
+	}
+	if ff {
+		return MergeFastForward, nil
+	}
+	return MergeMerged, nil
+}
+
+// mergePair defaults both branches of a merge (or its preview) to main
+// and refuses internal refs and merging a branch into itself.
+func mergePair(source, target string) (string, string, error) {
+	source, target = branchOr(source), branchOr(target)
+	for _, b := range []string{source, target} {
+		if b == SchemaApplyLockRef {
+			return "", "", &commit.BranchError{Branch: b, Err: ErrInternalRef, Reason: "branch_merge does not allow internal system refs"}
+		}
+	}
+	if source == target {
+		return "", "", fmt.Errorf("%w (both are '%s')", ErrMergeSameBranch, source)
+	}
+	return source, target, nil
 }
 
 // fastForward publishes, on the target, a merge commit whose content is

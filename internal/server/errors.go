@@ -167,6 +167,16 @@ func asChangeFeedGap(err error) error {
 	return err
 }
 
+// mergeConflictsOutput renders merge conflicts (never nil, so the JSON
+// field is an array).
+func mergeConflictsOutput(cs []exec.MergeConflict) []MergeConflictOutput {
+	out := make([]MergeConflictOutput, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, MergeConflictOutput{EntityKind: c.EntityKind, TypeName: c.TypeName, EntityID: strPtr(c.EntityID), Kind: c.Kind, Message: c.Message})
+	}
+	return out
+}
+
 // errorResponse maps an error to its HTTP status and body. It is the one
 // place that decides error statuses: engine errors by type (errors.As /
 // errors.Is, never by text), server errors by the status they carry.
@@ -211,11 +221,7 @@ func errorResponse(err error) (int, ErrorOutput) {
 		return http.StatusPreconditionFailed, ErrorOutput{Error: msg,
 			PreconditionFailure: &PreconditionFailureOutput{Expected: pre.Expected, Actual: strPtr(pre.Actual)}}
 	case errors.As(err, &merge):
-		o := ErrorOutput{Error: msg, Code: codeConflict, MergeConflicts: []MergeConflictOutput{}}
-		for _, c := range merge.Conflicts {
-			o.MergeConflicts = append(o.MergeConflicts, MergeConflictOutput{EntityKind: c.EntityKind, TypeName: c.TypeName, EntityID: strPtr(c.EntityID), Kind: c.Kind, Message: c.Message})
-		}
-		return http.StatusConflict, o
+		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict, MergeConflicts: mergeConflictsOutput(merge.Conflicts)}
 	case errors.As(err, &key):
 		return http.StatusConflict, ErrorOutput{Error: msg, Code: codeConflict, KeyConflict: KeyConflict(key)}
 	case errors.As(err, &rs):

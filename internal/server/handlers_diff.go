@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/omnigraph-go/omnigraph"
+)
 
 // DiffSideInput names one side of POST /diff: a branch head (default
 // main) or a commit revision.
@@ -19,11 +23,14 @@ type DiffRequest struct {
 // DiffOutput is the result of POST /diff: the first Limit changes that
 // turn From into To, sorted by (kind, type, id), and how many there are.
 type DiffOutput struct {
-	From      ReadTargetOutput     `json:"from" openapi:"required"`
-	To        ReadTargetOutput     `json:"to" openapi:"required"`
-	Total     int                  `json:"total" openapi:"required"`
-	Truncated bool                 `json:"truncated" openapi:"required"`
-	Changes   []EntityChangeOutput `json:"changes" openapi:"required"`
+	From ReadTargetOutput `json:"from" openapi:"required"`
+	To   ReadTargetOutput `json:"to" openapi:"required"`
+	// FromCommitID and ToCommitID are the commits the sides resolved to.
+	FromCommitID string               `json:"from_commit_id" openapi:"required"`
+	ToCommitID   string               `json:"to_commit_id" openapi:"required"`
+	Total        int                  `json:"total" openapi:"required"`
+	Truncated    bool                 `json:"truncated" openapi:"required"`
+	Changes      []EntityChangeOutput `json:"changes" openapi:"required"`
 }
 
 // Diff page bounds: the default and the most changes one response carries.
@@ -70,11 +77,12 @@ func (s *Server) handleDiff(c *call) (*plan, error) {
 		checks = append(checks, check{action: ActionRead, branch: toBranch})
 	}
 	return &plan{checks: checks, run: func() error {
-		chs, err := c.g.g.Diff(c.r.Context(), from, to)
+		set, err := c.g.g.DiffBetween(c.r.Context(), from, to, omnigraph.ChangeScope{})
 		if err != nil {
 			return err
 		}
-		out := DiffOutput{From: targetOutput(from), To: targetOutput(to), Total: len(chs)}
+		chs := set.Changes
+		out := DiffOutput{From: targetOutput(from), To: targetOutput(to), FromCommitID: set.From.ID, ToCommitID: set.To.ID, Total: len(chs)}
 		if len(chs) > limit {
 			chs, out.Truncated = chs[:limit], true
 		}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/console"
 )
 
 // route is one row of the route table: it drives the ServeMux pattern,
@@ -139,6 +141,11 @@ func (s *Server) buildMux() *http.ServeMux {
 			}
 		}
 	}
+	// The web console: static files, public (they hold no data); the API
+	// calls the page makes are authenticated like any other client's.
+	ui := console.Handler()
+	mux.Handle(console.Prefix, ui)
+	mux.Handle(strings.TrimSuffix(console.Prefix, "/"), ui)
 	mux.HandleFunc("/", s.serve(&route{path: "/", public: true, handle: func(c *call) (*plan, error) {
 		return nil, notFound("no route for %s %s", c.r.Method, c.r.URL.Path)
 	}}))

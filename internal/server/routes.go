@@ -105,5 +105,6 @@ func (s *Server) routeTable() []*route {
 	}
 	routes = append(routes, changeRoutes(s)...)
 	routes = append(routes, diffRoutes(s)...)
+	routes = append(routes, reviewRoutes(s)...)
 	return append(routes, mcpRoutes(s)...)
 }
