@@ -248,6 +248,7 @@ mutate with .gq, branch, merge and time-travel across the whole graph.`,
 		a.newLoginCmd(), a.newLogoutCmd(), a.newProfileCmd(), a.newEmbedCmd(), a.newShellCmd(), a.newMCPCmd(), a.newUICmd())
 	a.wireServed(root)
 	a.wireCompletion(root)
+	a.wireAddressHints(root)
 	root.SetHelpCommand(&cobra.Command{Hidden: true, Use: "no-help"})
 	root.SetUsageTemplate(root.UsageTemplate() + capabilitiesLegend)
 	return root

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +34,10 @@ func (a *app) graphURI(positional []string, uriFlag string) (string, error) {
 			return "", err
 		}
 		if fb == "" {
+			if positional == nil {
+				// The command's positional arguments are not graph URIs.
+				return "", usagef("no graph selected: give --store URI (or set defaults.store in %s)", a.configPath())
+			}
 			return "", usagef("no graph selected: give the graph URI (a directory path) or --store URI")
 		}
 		cands = append(cands, fb)
@@ -98,4 +104,53 @@ func (a *app) consent(uri, what string, asJSON bool) error {
 		return usagef("%s on %s was not confirmed", what, uri)
 	}
 	return usagef("%s on the non-local graph %s needs consent: pass --yes", what, uri)
+}
+
+// configPath is the operator config file's path, for messages.
+func (a *app) configPath() string {
+	if cfg, err := a.operator(); err == nil && cfg.Home != "" {
+		return filepath.Join(cfg.Home, "config.yaml")
+	}
+	return "~/.omnigraph/config.yaml"
+}
+
+// looksLikeGraph reports whether a command-line argument is a graph
+// address rather than a name: an s3:// or file:// URL, or a directory that
+// holds a graph.
+func looksLikeGraph(arg string) bool {
+	if strings.HasPrefix(arg, "s3://") || strings.HasPrefix(arg, "file://") {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(arg, commit.StampKey))
+	return err == nil
+}
+
+// wireAddressHints turns the argument errors of a graph given in the wrong
+// place into the fix: `branch create what-if ./g.omni` says to name the
+// graph with --store instead of "accepts 1 arg(s), received 2", and
+// `query ./g.omni -e …` that a graph is not a query NAME.
+func (a *app) wireAddressHints(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Args == nil || positionalURI[c.CommandPath()] || c.RunE == nil {
+			return
+		}
+		args := c.Args
+		nameArg := c.CommandPath() == "omnigraph query" || c.CommandPath() == "omnigraph mutate"
+		c.Args = func(cmd *cobra.Command, pos []string) error {
+			err := args(cmd, pos)
+			for i, p := range pos {
+				// A graph where the command takes names: too many
+				// arguments, or query/mutate's NAME holding a graph.
+				if looksLikeGraph(p) && (err != nil || (nameArg && i == 0 && a.g.store == "")) {
+					return usagef("%s does not take the graph as a positional argument: name it with --store %s", cmd.CommandPath(), p)
+				}
+			}
+			return err
+		}
+	}
+	walk(root)
 }

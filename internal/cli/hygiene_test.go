@@ -286,6 +286,13 @@ func TestDailyCLIFindings(t *testing.T) {
 			0, `"base_branch": "main"`, ""},
 		{"ingest is hidden", "", []string{"--help"}, 0, "", ""},
 		{"create main", "", []string{"branch", "create", "main", "--store", dir}, 1, "", `branch "main": branch already exists: main exists in every graph`},
+		{"graph as an extra argument", "", []string{"branch", "create", "what-if", dir}, 2, "",
+			"omnigraph branch create does not take the graph as a positional argument: name it with --store " + dir},
+		{"graph where a query NAME goes", "", []string{"query", dir, "-e", "query q() { match { $p: Person } return { $p.name } }"}, 2, "",
+			"omnigraph query does not take the graph as a positional argument: name it with --store " + dir},
+		{"graph after branch list", "", []string{"branch", "list", dir}, 2, "", "name it with --store " + dir},
+		{"no graph for a scoped command", "", []string{"query", "-e", "query q() { match { $p: Person } return { $p.name } }"}, 2, "",
+			"no graph selected: give --store URI (or set defaults.store in "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
