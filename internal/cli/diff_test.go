@@ -219,7 +219,7 @@ func TestCommitChangesText(t *testing.T) {
 func TestMergeConflictReport(t *testing.T) {
 	dir, _ := diffGraph(t)
 	r := runBin(t, "branch", "merge", "feature", "--store", dir, "--quiet")
-	detail := "divergent update of node:Person 'Bob': source and target changed it differently (age: base 25, source 27, target 26)"
+	detail := "divergent update of node type 'Person' id 'Bob': source and target changed it differently (age: base 25, source 27, target 26)"
 	if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "divergent update") != 1 || !strings.Contains(r.stderr, "conflict: "+detail) ||
 		!strings.Contains(r.stderr, "error: merging feature into main found 1 conflict; nothing was written") ||
 		!strings.Contains(r.stderr, "hint: make the two branches agree") || !strings.Contains(r.stderr, "'omnigraph branch merge feature --into main' again") {

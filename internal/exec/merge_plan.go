@@ -270,20 +270,23 @@ func (g *Graph) mergeTable(ctx context.Context, plan *mergePlan, tk string, bsna
 			continue // identical inserts or updates
 		}
 		c := MergeConflict{EntityKind: kind, TypeName: name, EntityID: id}
+		// "node type 'Person' id 'Bob'": the reference's wording, which
+		// scripts grep for.
+		what := fmt.Sprintf("%s type '%s' id '%s'", kind, name, id)
 		switch {
 		case s.before == nil:
 			c.Kind = ConflictDivergentInsert
-			c.Message = fmt.Sprintf("divergent insert of %s '%s': source and target inserted different rows", tk, id)
+			c.Message = fmt.Sprintf("divergent insert of %s: source and target inserted different rows", what)
 		case s.after == nil || t.after == nil:
 			c.Kind = ConflictDeleteVsUpdate
 			side := "source"
 			if t.after == nil {
 				side = "target"
 			}
-			c.Message = fmt.Sprintf("delete vs update of %s '%s': %s deleted it, the other side updated it", tk, id, side)
+			c.Message = fmt.Sprintf("delete vs update of %s: %s deleted it, the other side updated it", what, side)
 		default:
 			c.Kind = ConflictDivergentUpdate
-			c.Message = fmt.Sprintf("divergent update of %s '%s': source and target changed it differently", tk, id)
+			c.Message = fmt.Sprintf("divergent update of %s: source and target changed it differently", what)
 		}
 		c.withDetail(props, s, t)
 		plan.conflicts = append(plan.conflicts, c)
