@@ -211,11 +211,18 @@ func openStore(uri string, create bool, o Options) (storage.Store, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNoGraph, uri)
 		}
 	}
-	st, err := storage.NewLocal(filepath.Clean(dir))
-	if err != nil || o.wrapBackend == nil {
-		return st, err
+	local, err := storage.NewLocal(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
 	}
-	return o.wrapBackend(st), nil
+	var st storage.Store = local
+	if o.wrapBackend != nil {
+		st = o.wrapBackend(st)
+	}
+	// As on S3, a write's new objects go out concurrently before its CAS:
+	// their fsyncs overlap instead of running one after another
+	// (BenchmarkWriters/local/writers=1: ~1.4x the writes per second).
+	return storage.NewBatching(st), nil
 }
 
 // openS3 opens an s3:// graph store behind the object cache.

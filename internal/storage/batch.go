@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Batching is a Store decorator that lets one write send its new objects
@@ -222,4 +223,11 @@ func (s *Batching) OpenReadAt(ctx context.Context, key string) (ReadAtCloser, er
 		return bytesReadAt{bytes.NewReader(append([]byte(nil), d...))}, nil
 	}
 	return OpenReadAt(ctx, s.inner, key)
+}
+
+// SweepTemp implements TempSweeper by sweeping the wrapped store (a
+// batching layer over a local directory must not hide its leftovers from
+// cleanup).
+func (s *Batching) SweepTemp(ctx context.Context, olderThan time.Time, dryRun bool) (TempSweep, error) {
+	return SweepTemp(ctx, s.inner, olderThan, dryRun)
 }

@@ -36,8 +36,10 @@ func TestSweepTemp(t *testing.T) {
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
 	counting := storage.NewCounting(l)
-	faulty := storage.NewFaulty(counting)
-	remove := faulty.Inject(storage.Fault{Op: storage.OpSweepTemp})
+	// The stack of a local graph opened through the public API: a batching
+	// layer on top must not hide the leftovers.
+	faulty := storage.NewBatching(storage.NewFaulty(counting))
+	remove := faulty.Inner().(*storage.Faulty).Inject(storage.Fault{Op: storage.OpSweepTemp})
 	if _, err := storage.SweepTemp(ctx, faulty, cut, false); !errors.Is(err, failpoint.ErrInjected) {
 		t.Fatalf("injected sweep: err = %v", err)
 	}
