@@ -78,10 +78,7 @@ type plan struct {
 	// admit gates the work by per-actor admission even on a route that is
 	// not gated as a whole (a stored query that turns out a mutation).
 	admit bool
-	// writes names the branch ref the work publishes to; the work then
-	// runs inside that ref's write gate.
-	writes string
-	run    func() error
+	run   func() error
 }
 
 // check is one authorization question. When hidden is set, a denial is
@@ -222,13 +219,6 @@ func (c *call) pipeline() error {
 			return refuse
 		}
 		defer release()
-	}
-	if p.writes != "" {
-		leave, err := s.gate.enter(c.r.Context(), c.g.id+"\x00"+p.writes)
-		if err != nil {
-			return err
-		}
-		defer leave()
 	}
 	return p.run()
 }

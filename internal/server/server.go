@@ -28,7 +28,6 @@ type Server struct {
 	quar      map[string]error
 	sourceVer string
 	adm       *admission
-	gate      *writeGate
 	routes    []*route
 	mux       *http.ServeMux
 	openapi   []byte
@@ -84,7 +83,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.authz = ReadOnly{}
 	}
 	s.adm = newAdmission(s.limits.PerActorInflight, s.limits.PerActorBytes)
-	s.gate = newWriteGate()
 	seen := map[string]bool{}
 	for _, gc := range cfg.Graphs {
 		if err := ValidGraphID(gc.ID); err != nil {
