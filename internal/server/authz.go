@@ -34,6 +34,10 @@ type AuthzRequest struct {
 	Graph        string
 	Branch       string
 	TargetBranch string
+	// Engine marks the engine layer's defense-in-depth question
+	// (engine_authz.go), asked by a writer after the route's own checks;
+	// an authorizer answers it exactly like the route's.
+	Engine bool
 }
 
 // Decision is an authorization answer. RuleID names the rule that decided
@@ -47,8 +51,10 @@ type Decision struct {
 
 // Authorizer decides whether an actor may perform an action. The server
 // calls it on every protected route after bearer authentication and graph
-// resolution and before admission, and logs every decision. An error is a
-// failure to evaluate (HTTP 500), never a denial.
+// resolution and before admission, and, unless the server is open, again
+// from every engine writer acting for an actor (AuthzRequest.Engine); it
+// logs every decision. An error is a failure to evaluate (HTTP 500), never
+// a denial.
 //
 // Implementations must be safe for concurrent use.
 type Authorizer interface {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -191,6 +192,8 @@ func (c *call) pipeline() error {
 		c.g = g
 		c.log = c.log.With("graph", id)
 	}
+	// The engine-layer decision log (engine_authz.go) joins this request's.
+	c.r = c.r.WithContext(context.WithValue(c.r.Context(), callLogKey{}, c.log))
 	if err := c.checkQueryParams(); err != nil {
 		return err
 	}

@@ -148,6 +148,10 @@ func (s *Server) openGraphs(ctx context.Context, cfg Config) {
 				s.log.Error("graph quarantined", "graph", gc.ID, "uri", gc.URI, "error", err.Error())
 				return
 			}
+			if s.mode != ModeOpen {
+				// Defense in depth: the engine's writers ask the policy too.
+				g.g = g.g.WithAuthorizer(engineAuthorizer{s: s, graph: gc.ID})
+			}
 			s.graphs[gc.ID] = g
 		}()
 	}
