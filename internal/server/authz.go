@@ -1,6 +1,10 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/omnigraph-go/omnigraph"
+)
 
 // Action is a Cedar action name of spec/surfaces.md §3.1, spelled exactly
 // as the policy language spells it.
@@ -42,12 +46,9 @@ type AuthzRequest struct {
 
 // Decision is an authorization answer. RuleID names the rule that decided
 // it (for the decision log); Reason, when set, is a human explanation of a
-// denial.
-type Decision struct {
-	Allowed bool
-	RuleID  string
-	Reason  string
-}
+// denial. It is the engine's answer type too, so one decision serves the
+// HTTP and the engine layer (engine_authz.go).
+type Decision = omnigraph.Decision
 
 // Authorizer decides whether an actor may perform an action. The server
 // calls it on every protected route after bearer authentication and graph

@@ -38,5 +38,5 @@ func (e engineAuthorizer) AuthorizeWrite(ctx context.Context, a omnigraph.WriteA
 	}
 	log.Info("authorization", "layer", "engine", "action", string(req.Action), "branch", req.Branch,
 		"target_branch", req.TargetBranch, "allowed", d.Allowed, "rule_id", d.RuleID)
-	return omnigraph.Decision{Allowed: d.Allowed, RuleID: d.RuleID, Reason: d.Reason}, nil
+	return d, nil
 }
