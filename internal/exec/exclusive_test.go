@@ -57,7 +57,11 @@ func TestExclusiveWriteOrder(t *testing.T) {
 	for i, name := range order {
 		wg.Add(1)
 		go write(i, name)
-		waitQueued(t, h, "main", i+1)
+		if i < len(order)-1 {
+			// The last one is awaited by holdFirstBatch, which then lets
+			// the queue drain at once.
+			waitQueued(t, h, "main", i+1)
+		}
 	}
 	wg.Wait()
 	for i, err := range errs {
