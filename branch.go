@@ -40,18 +40,18 @@ func (g *Graph) Branches(ctx context.Context) ([]string, error) { return g.eng.B
 // CreateBranch creates branch name at from (a branch name or commit id;
 // "" means main). It copies no data.
 func (g *Graph) CreateBranch(ctx context.Context, name, from, actor string) error {
-	return g.eng.CreateBranch(ctx, name, from, actor)
+	return g.eng.CreateBranch(g.writeCtx(ctx), name, from, actor)
 }
 
 // DeleteBranch deletes a branch; main cannot be deleted. Branches created
 // from it keep their history.
 func (g *Graph) DeleteBranch(ctx context.Context, name, actor string) error {
-	return g.eng.DeleteBranch(ctx, name, actor)
+	return g.eng.DeleteBranch(g.writeCtx(ctx), name, actor)
 }
 
 // Merge merges source into target ("" = main).
 func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*MergeResult, error) {
-	return g.eng.Merge(ctx, source, target, actor)
+	return g.eng.Merge(g.writeCtx(ctx), source, target, actor)
 }
 
 // PreviewMerge reports what Merge(source, target) would do against the

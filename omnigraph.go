@@ -138,6 +138,9 @@ type Options struct {
 	// String query and of @embed fills on load and mutate (nil: the
 	// OMNIGRAPH_EMBED_* environment; docs/search.md).
 	Embedding *EmbeddingConfig
+	// Authorizer, if set, is asked before every write that acts for an
+	// actor (authz.go); WithAuthorizer sets it on an open handle.
+	Authorizer Authorizer
 }
 
 // ResourceLimitError reports a request stopped at a bound: Resource
@@ -166,6 +169,8 @@ type EmbeddingConfig = embed.Config
 type Graph struct {
 	uri string
 	eng *exec.Graph
+	// authz, if set, is asked by every writer (authz.go).
+	authz Authorizer
 }
 
 // OpenStore returns the object store a graph URI names: a local path, a
@@ -310,7 +315,7 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 	if err != nil {
 		return nil, err
 	}
-	return &Graph{uri: uri, eng: eng}, nil
+	return &Graph{uri: uri, eng: eng, authz: opts.Authorizer}, nil
 }
 
 // Open opens the graph at uri.
@@ -327,7 +332,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Graph{uri: uri, eng: eng}, nil
+	return &Graph{uri: uri, eng: eng, authz: opts.Authorizer}, nil
 }
 
 // URI returns the address the graph was opened with.
@@ -457,7 +462,7 @@ type MutateOptions struct {
 // Mutate runs a mutation query on a branch ("" = main) as one atomic commit.
 func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map[string]any, o MutateOptions) (*MutationResult, string, error) {
 	// One head read: the write starts from the head the query compiled against.
-	ctx = commit.WithHeadMemo(ctx)
+	ctx = commit.WithHeadMemo(g.writeCtx(ctx))
 	plan, err := g.compile(ctx, Target{Branch: branch}, src, name)
 	if err != nil {
 		return nil, "", err
@@ -482,7 +487,7 @@ type LoadOptions struct {
 
 // Load reads graph-batch NDJSON from r and publishes it as one commit.
 func (g *Graph) Load(ctx context.Context, r io.Reader, o LoadOptions) (*LoadResult, error) {
-	return g.eng.Load(ctx, r, exec.LoadRequest{Branch: o.Branch, From: o.From, Mode: o.Mode, Actor: o.Actor, Progress: o.Progress})
+	return g.eng.Load(g.writeCtx(ctx), r, exec.LoadRequest{Branch: o.Branch, From: o.From, Mode: o.Mode, Actor: o.Actor, Progress: o.Progress})
 }
 
 // Export writes the graph at a target as NDJSON that Load accepts.

@@ -49,5 +49,5 @@ func (g *Graph) PlanSchema(ctx context.Context, desired string, o SchemaApplyOpt
 // ApplySchema evolves o.Branch to the desired schema in one atomic commit.
 // Other branches keep their schemas. A no-op returns Applied false.
 func (g *Graph) ApplySchema(ctx context.Context, desired string, o SchemaApplyOptions) (*SchemaApplyResult, error) {
-	return g.eng.ApplySchema(ctx, desired, o)
+	return g.eng.ApplySchema(g.writeCtx(ctx), desired, o)
 }

@@ -46,12 +46,15 @@ func (g *Graph) Branches(ctx context.Context) ([]string, error) {
 // one path-prefix-related to a live branch (ErrBranchExists), an unknown
 // from (ErrBranchNotFound or ErrCommitNotFound).
 //
-// actor is accepted for symmetry with the other writers (policy checks sit
-// above the engine); a ref records no actor.
+// actor is what a policy installed on the context is asked about
+// (branch_create, from → name; authz.go); a ref records no actor.
 //
 // INVARIANT: branch creation costs one ref write and no data copy,
 // independent of graph size (BenchmarkBranchCreate, TestBranchCreateWritesOneRef).
 func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor string) error {
+	if err := authorize(ctx, Access{Actor: actor, Action: ActionBranchCreate, Branch: branchOr(from), TargetBranch: name}); err != nil {
+		return err
+	}
 	if err := checkPublicBranch("create", name); err != nil {
 		return err
 	}
@@ -102,10 +105,14 @@ func (g *Graph) resolveFrom(ctx context.Context, from string) (commit.ID, error)
 // immutable objects, not forks, and keep their history. The deleted
 // branch's own commits stay readable by id until cleanup reclaims them.
 func (g *Graph) DeleteBranch(ctx context.Context, name string, actor string) error {
+	if err := authorize(ctx, Access{Actor: actor, Action: ActionBranchDelete, TargetBranch: name}); err != nil {
+		return err
+	}
 	if err := checkPublicBranch("delete", name); err != nil {
 		return err
 	}
-	return g.repo.DeleteBranch(ctx, name)
+	// After the writes to name queued before it, never in the middle of one.
+	return g.runExclusive(ctx, name, func(ctx context.Context) error { return g.repo.DeleteBranch(ctx, name) })
 }
 
 // checkPublicBranch applies the refusals shared by public create and delete.

@@ -291,3 +291,36 @@ func (e *KeyConflictError) Error() string {
 // distinct keys cannot collapse into one. The *InputError carrying it names
 // the line and the field.
 var ErrInvalidText = value.ErrInvalidText
+
+// ErrForbidden: the authorizer installed on the write's handle refused it;
+// nothing was read or written (*ForbiddenError).
+var ErrForbidden = errors.New("forbidden")
+
+// ForbiddenError is a write refused by the engine's policy check
+// (authz.go), naming the action, the branches and the actor.
+type ForbiddenError struct {
+	Access
+	RuleID string
+	Reason string
+}
+
+func (e *ForbiddenError) Error() string {
+	actor := e.Actor
+	if actor == "" {
+		actor = "(none)"
+	}
+	msg := fmt.Sprintf("actor '%s' may not %s", actor, e.Action)
+	if e.Branch != "" {
+		msg += fmt.Sprintf(" on branch '%s'", e.Branch)
+	}
+	if e.TargetBranch != "" {
+		msg += fmt.Sprintf(" targeting branch '%s'", e.TargetBranch)
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrForbidden) true.
+func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }

@@ -30,10 +30,12 @@ func groupFixture(t *testing.T, o Options) (g, h *Graph, st *storage.Counting) {
 
 // queued is the number of writes waiting in h's queue for branch.
 func queued(h *Graph, branch string) int {
-	q := h.queues.get(branch)
 	h.queues.mu.Lock()
 	defer h.queues.mu.Unlock()
-	return len(q.waiting)
+	if q := h.queues.byBranch[branch]; q != nil {
+		return len(q.waiting)
+	}
+	return 0
 }
 
 // holdFirstBatch makes h's first publish wait until n writes queue behind

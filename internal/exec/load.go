@@ -91,9 +91,18 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 		return nil, fmt.Errorf("%w '%s' (expected append, merge or overwrite)", ErrInvalidLoadMode, req.Mode)
 	}
 	branch := branchOr(req.Branch)
+	if err := authorize(ctx, Access{Actor: req.Actor, Action: ActionChange, Branch: branch}); err != nil {
+		return nil, err
+	}
 	forkAt, err := g.forkPointForLoad(ctx, branch, req.From)
 	if err != nil {
 		return nil, err
+	}
+	if forkAt != nil {
+		// The load will create its branch: that is a branch_create too.
+		if err := authorize(ctx, Access{Actor: req.Actor, Action: ActionBranchCreate, Branch: req.From, TargetBranch: branch}); err != nil {
+			return nil, err
+		}
 	}
 	var base *commit.Commit
 	if forkAt != nil {

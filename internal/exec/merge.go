@@ -75,48 +75,55 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 	if err != nil {
 		return nil, err
 	}
+	if err := authorize(ctx, Access{Actor: actor, Action: ActionBranchMerge, Branch: source, TargetBranch: target}); err != nil {
+		return nil, err
+	}
 	_, sc, err := g.repo.Resolve(ctx, source)
 	if err != nil {
 		return nil, err
 	}
 	res := &MergeResult{Source: source, Target: target}
 	var th commit.Head
-	err = g.retryPublish(ctx, func(attempt int, _ *commit.HeadMovedError) error {
-		// Every attempt re-plans from the target's current head.
-		var tc *commit.Commit
-		var err error
-		if th, tc, err = g.repo.Resolve(ctx, target); err != nil {
-			return err
-		}
-		kind, err := g.mergeKind(ctx, tc, sc)
-		if err != nil {
-			return err
-		}
-		if kind == MergeAlreadyUpToDate {
-			res.Outcome = kind
+	// The merge takes its turn among this handle's writes to the target
+	// (runExclusive), so it races only other processes' writers.
+	err = g.runExclusive(ctx, target, func(ctx context.Context) error {
+		return g.retryPublish(ctx, func(attempt int, _ *commit.HeadMovedError) error {
+			// Every attempt re-plans from the target's current head.
+			var tc *commit.Commit
+			var err error
+			if th, tc, err = g.repo.Resolve(ctx, target); err != nil {
+				return err
+			}
+			kind, err := g.mergeKind(ctx, tc, sc)
+			if err != nil {
+				return err
+			}
+			if kind == MergeAlreadyUpToDate {
+				res.Outcome = kind
+				return nil
+			}
+			ff := kind == MergeFastForward
+			var published *commit.Commit
+			if ff {
+				published, err = g.fastForward(ctx, th, tc, sc, source, actor)
+			} else {
+				published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
+			}
+			if err != nil {
+				return err
+			}
+			res.Outcome = MergeMerged
+			if ff {
+				res.Outcome = MergeFastForward
+			}
+			ci := commitInfo(published, target)
+			res.Commit = &ci
 			return nil
-		}
-		ff := kind == MergeFastForward
-		var published *commit.Commit
-		if ff {
-			published, err = g.fastForward(ctx, th, tc, sc, source, actor)
-		} else {
-			published, err = g.mergeThreeWay(ctx, th, tc, sc, source, actor, attempt)
-		}
-		if err != nil {
-			return err
-		}
-		res.Outcome = MergeMerged
-		if ff {
-			res.Outcome = MergeFastForward
-		}
-		ci := commitInfo(published, target)
-		res.Commit = &ci
-		return nil
-	}, func(_ int, err error) error {
-		var moved *commit.HeadMovedError
-		errors.As(err, &moved)
-		return &ReadSetChangedError{Member: "graph_head:" + target, Change: ChangeChanged, Branch: target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+		}, func(_ int, err error) error {
+			var moved *commit.HeadMovedError
+			errors.As(err, &moved)
+			return &ReadSetChangedError{Member: "graph_head:" + target, Change: ChangeChanged, Branch: target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 		return nil, ErrNotMutation
 	}
 	branch = branchOr(branch)
+	if err := authorize(ctx, Access{Actor: o.Actor, Action: ActionChange, Branch: branch}); err != nil {
+		return nil, err
+	}
 	strict := false
 	for _, m := range plan.Mutations {
 		if m.Kind != query.MutInsertNode && m.Kind != query.MutInsertEdge {

@@ -93,20 +93,27 @@ const (
 // writeQueues holds a handle's per-branch queues of writes waiting for
 // group commit.
 type writeQueues struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// INVARIANT: a branch has an entry iff a write holds or waits for it,
+	// so the map does not grow with the branches ever written
+	// (TestWriteQueuesDrain).
 	byBranch map[string]*writeQueue
 }
 
 // writeQueue is one branch's FIFO of writes. At most one write of it leads
 // at a time (leading); when the leader's batch is done it promotes the
-// first waiting write, which leads the next batch.
+// first waiting write, which leads the next batch. Exclusive writes (merge,
+// branch delete) wait in the same FIFO and, when promoted, run alone
+// between two batches.
 type writeQueue struct {
 	waiting []*queuedWrite
 	leading bool
 	slots   chan struct{}
+	users   int // writes holding the entry (guarded by writeQueues.mu)
 }
 
-func (qs *writeQueues) get(branch string) *writeQueue {
+// join returns branch's queue, counted as used until leave.
+func (qs *writeQueues) join(branch string) *writeQueue {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	q := qs.byBranch[branch]
@@ -114,7 +121,23 @@ func (qs *writeQueues) get(branch string) *writeQueue {
 		q = &writeQueue{slots: make(chan struct{}, maxQueued)}
 		qs.byBranch[branch] = q
 	}
+	q.users++
 	return q
+}
+
+func (qs *writeQueues) leave(branch string, q *writeQueue) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if q.users--; q.users == 0 {
+		delete(qs.byBranch, branch)
+	}
+}
+
+// size is the number of branches with a queue (tests).
+func (qs *writeQueues) size() int {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return len(qs.byBranch)
 }
 
 // queuedWrite is one write in a group commit, with its outcome and the
@@ -126,6 +149,10 @@ type queuedWrite struct {
 	done chan struct{} // closed when the outcome is set
 	// promoted and taken are guarded by writeQueues.mu.
 	promoted, taken bool
+	// exclusive, if set, is the whole write (a merge, a branch delete): it
+	// is never chained; when promoted it runs alone, under the write's own
+	// context, and then hands over to the next write.
+	exclusive func(ctx context.Context) error
 
 	commit *commit.Commit
 	prep   *prepared
@@ -154,7 +181,8 @@ func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
 // — with one CAS. A write that fails validation is left out; the others
 // land. A queued write whose context ends before its leader takes it leaves
 // no trace; one taken into a batch is left out if its context ends before
-// the CAS.
+// the CAS. A batch never reaches past an exclusive write queued behind its
+// writes (runExclusive): arrival order is publish order.
 //
 // A lost CAS (another process published) re-stages the batch on the new
 // head: insert-only writes rebase; a strict write rebases only if what it
@@ -178,11 +206,42 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil)
 		return w.commit, w.prep, w.err
 	}
-	q := g.queues.get(req.branch)
+	g.enqueue(ctx, req.branch, w)
+	return w.commit, w.prep, w.err
+}
+
+// runExclusive runs fn as a write to branch that is never chained with
+// others: it waits its turn in the branch's group-commit queue behind the
+// writes that arrived before it, runs alone (no batch of this handle
+// publishes meanwhile, so it does not race them), then hands the branch to
+// the writes that arrived after it. Merges and branch deletes use it; other
+// processes still race it by CAS, which stays the only authority.
+//
+// INVARIANT: one handle's writes to one branch publish in arrival order,
+// exclusive ones included (TestExclusiveWriteOrder).
+func (g *Graph) runExclusive(ctx context.Context, branch string, fn func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if g.maxBatch == 1 {
+		return fn(ctx)
+	}
+	w := &queuedWrite{ctx: ctx, req: writeRequest{branch: branch}, lead: make(chan struct{}), done: make(chan struct{}), exclusive: fn}
+	g.enqueue(ctx, branch, w)
+	return w.err
+}
+
+// enqueue enters w into branch's queue, waits until w is finished or leads,
+// and, leading, runs one batch (or w alone, if exclusive) and promotes the
+// next waiting write. w is finished when it returns.
+func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
+	q := g.queues.join(branch)
+	defer g.queues.leave(branch, q)
 	select {
 	case q.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		w.finish(nil, nil, ctx.Err())
+		return
 	}
 	defer func() { <-q.slots }()
 
@@ -197,29 +256,34 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		select {
 		case <-w.lead:
 		case <-w.done:
-			return w.commit, w.prep, w.err
+			return
 		case <-ctx.Done():
 			g.queues.mu.Lock()
 			if !w.promoted && !w.taken {
 				q.waiting = slices.DeleteFunc(q.waiting, func(o *queuedWrite) bool { return o == w })
 				g.queues.mu.Unlock()
-				return nil, nil, ctx.Err()
+				w.finish(nil, nil, ctx.Err())
+				return
 			}
 			lead = w.promoted
 			g.queues.mu.Unlock()
 			if !lead {
 				<-w.done
-				return w.commit, w.prep, w.err
+				return
 			}
 		}
 	}
 	// The leader is the first waiting write: it leads one batch, its own
 	// included, then hands over. The batch takes what is queued once the
-	// head is read, and what queues while the writes ahead are staged.
+	// head is read, and what queues while the writes ahead are staged, but
+	// stops before an exclusive write, which leads next.
 	pull := func(max int) []*queuedWrite {
 		g.queues.mu.Lock()
 		defer g.queues.mu.Unlock()
-		n := min(len(q.waiting), max)
+		n := 0
+		for n < min(len(q.waiting), max) && q.waiting[n].exclusive == nil {
+			n++
+		}
 		batch := slices.Clone(q.waiting[:n])
 		q.waiting = slices.Delete(q.waiting, 0, n)
 		for _, b := range batch {
@@ -227,7 +291,19 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		}
 		return batch
 	}
-	g.commitBatch(context.WithoutCancel(ctx), req.branch, nil, pull)
+	if w.exclusive != nil {
+		g.queues.mu.Lock()
+		q.waiting = slices.DeleteFunc(q.waiting, func(o *queuedWrite) bool { return o == w })
+		w.taken = true
+		g.queues.mu.Unlock()
+		err := ctx.Err()
+		if err == nil {
+			err = w.exclusive(ctx)
+		}
+		w.finish(nil, nil, err)
+	} else {
+		g.commitBatch(context.WithoutCancel(ctx), branch, nil, pull)
+	}
 	g.queues.mu.Lock()
 	if len(q.waiting) > 0 {
 		next := q.waiting[0]
@@ -237,7 +313,6 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		q.leading = false
 	}
 	g.queues.mu.Unlock()
-	return w.commit, w.prep, w.err
 }
 
 // commitBatch publishes a batch of writes as one chain with one CAS,

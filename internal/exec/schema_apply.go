@@ -136,6 +136,9 @@ func (g *Graph) ApplySchema(ctx context.Context, desired string, o SchemaApplyOp
 	if branch == SchemaApplyLockRef {
 		return nil, fmt.Errorf("%w: %s", ErrInternalRef, branch)
 	}
+	if err := authorize(ctx, Access{Actor: o.Actor, Action: ActionSchemaApply, TargetBranch: branch}); err != nil {
+		return nil, err
+	}
 	var plan *schema.Plan
 	c, _, err := g.runWrite(ctx, writeRequest{
 		branch: branch, kind: commit.KindSchema, actor: o.Actor, message: "schema apply",

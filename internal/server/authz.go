@@ -1,6 +1,10 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/omnigraph-go/omnigraph"
+)
 
 // Action is a Cedar action name of spec/surfaces.md §3.1, spelled exactly
 // as the policy language spells it.
@@ -34,21 +38,24 @@ type AuthzRequest struct {
 	Graph        string
 	Branch       string
 	TargetBranch string
+	// Engine marks the engine layer's defense-in-depth question
+	// (engine_authz.go), asked by a writer after the route's own checks;
+	// an authorizer answers it exactly like the route's.
+	Engine bool
 }
 
 // Decision is an authorization answer. RuleID names the rule that decided
 // it (for the decision log); Reason, when set, is a human explanation of a
-// denial.
-type Decision struct {
-	Allowed bool
-	RuleID  string
-	Reason  string
-}
+// denial. It is the engine's answer type too, so one decision serves the
+// HTTP and the engine layer (engine_authz.go).
+type Decision = omnigraph.Decision
 
 // Authorizer decides whether an actor may perform an action. The server
 // calls it on every protected route after bearer authentication and graph
-// resolution and before admission, and logs every decision. An error is a
-// failure to evaluate (HTTP 500), never a denial.
+// resolution and before admission, and, unless the server is open, again
+// from every engine writer acting for an actor (AuthzRequest.Engine); it
+// logs every decision. An error is a failure to evaluate (HTTP 500), never
+// a denial.
 //
 // Implementations must be safe for concurrent use.
 type Authorizer interface {

@@ -207,6 +207,9 @@ func errorResponse(err error) (int, ErrorOutput) {
 	switch {
 	case errors.As(err, &api):
 		return api.status, api.out
+	case errors.Is(err, omnigraph.ErrForbidden):
+		// The engine layer refused a write the route let through.
+		return out(http.StatusForbidden, codeForbidden)
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, ErrorOutput{
 			Error:         fmt.Sprintf("request body exceeds the limit of %d bytes", tooBig.Limit),

@@ -28,7 +28,7 @@ func (s *Server) handleCreateBranch(c *call) (*plan, error) {
 		return nil, badRequest("field 'name' is required")
 	}
 	from := branchOr(req.From)
-	return &plan{checks: []check{{action: ActionBranchCreate, branch: from, target: req.Name}}, writes: req.Name, run: func() error {
+	return &plan{checks: []check{{action: ActionBranchCreate, branch: from, target: req.Name}}, run: func() error {
 		if err := c.g.g.CreateBranch(c.r.Context(), req.Name, from, c.actor); err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (s *Server) handleCreateBranch(c *call) (*plan, error) {
 
 func (s *Server) handleDeleteBranch(c *call) (*plan, error) {
 	name := c.r.PathValue("branch")
-	return &plan{checks: []check{{action: ActionBranchDelete, target: name}}, writes: name, run: func() error {
+	return &plan{checks: []check{{action: ActionBranchDelete, target: name}}, run: func() error {
 		if err := c.g.g.DeleteBranch(c.r.Context(), name, c.actor); err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (s *Server) handleMerge(c *call) (*plan, error) {
 		return nil, badRequest("field 'source' is required")
 	}
 	target := branchOr(req.Target)
-	return &plan{checks: []check{{action: ActionBranchMerge, branch: req.Source, target: target}}, writes: target, run: func() error {
+	return &plan{checks: []check{{action: ActionBranchMerge, branch: req.Source, target: target}}, run: func() error {
 		ctx := c.r.Context()
 		res, err := c.g.g.Merge(ctx, req.Source, target, c.actor)
 		if err != nil {

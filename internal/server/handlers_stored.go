@@ -83,7 +83,6 @@ func (s *Server) handleInvoke(conditional bool) func(c *call) (*plan, error) {
 		}
 		branch := branchOr(req.Branch)
 		// Stored mutations are admission-gated like POST /mutate.
-		// No write gate: the engine group-commits mutations (see POST /mutate).
 		return &plan{checks: []check{{action: ActionChange, branch: branch}}, admit: true, run: func() error {
 			return c.mutate(branch, q.source, q.query, req.Params, c.ifCommit)
 		}}, nil

@@ -67,8 +67,6 @@ func (s *Server) handleMutate() func(c *call) (*plan, error) {
 			return nil, badRequest("field 'query' is required")
 		}
 		branch := branchOr(req.Branch)
-		// No write gate: the engine group-commits this process's
-		// mutations of one branch (docs/write-path.md).
 		return &plan{checks: []check{{action: ActionChange, branch: branch}}, run: func() error {
 			return c.mutate(branch, req.Query, deref(req.Name), req.Params, c.ifCommit)
 		}}, nil
@@ -154,7 +152,7 @@ func (s *Server) handleIngest(legacy bool) func(c *call) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &plan{checks: checks, writes: branch, run: func() error {
+		return &plan{checks: checks, run: func() error {
 			res, err := c.load(strings.NewReader(req.Data), branch, from, mode)
 			if err != nil {
 				return err
@@ -182,7 +180,7 @@ func (s *Server) handleLoadNDJSON(c *call) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{checks: checks, writes: branch, run: func() error {
+	return &plan{checks: checks, run: func() error {
 		body := http.MaxBytesReader(c.w, c.r.Body, c.bodyLimit())
 		res, err := c.load(bufio.NewReaderSize(body, 64<<10), branch, from, mode)
 		if err != nil {

@@ -17,23 +17,32 @@ import (
 	"github.com/omnigraph-go/omnigraph"
 )
 
-// Load test shape: 16 clients × 500 mixed requests on loopback, bounded by
-// a deadline (the clients stop by themselves when it passes).
+// Load test shape: 16 clients × loadRequests mixed requests on loopback,
+// bounded by a deadline (the clients stop by themselves when it passes).
+// The default run is one 40-request cycle per client, which exercises every
+// route of the mix; OMNIGRAPH_LOAD_FULL=1 runs the 500 per client
+// and is what docs/performance.md reports.
 const (
-	loadClients  = 16
-	loadRequests = 500
-	loadDeadline = 60 * time.Second
+	loadClients      = 16
+	loadRequests     = 40
+	loadRequestsFull = 500
+	loadDeadline     = 60 * time.Second
 )
 
 // TestLoadLoopback drives a real TCP server with concurrent clients doing
 // reads, mutations, loads, stored queries, exports and branch
-// create/write/merge/delete. Every response must be the expected status,
-// and every acknowledged write must be in the final graph. Per-route
-// latency percentiles are logged (docs/performance.md records a run); set
-// OMNIGRAPH_LOAD_REPORT=path to also write them as a Markdown table.
+// create/write/merge/delete. It asserts correctness only: every response
+// must be the expected status, and every acknowledged write must be in the
+// final graph. Throughput and per-route latency percentiles are logged,
+// never asserted (the machine is shared); set OMNIGRAPH_LOAD_REPORT=path to
+// also write them as a Markdown table.
 func TestLoadLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test skipped in -short mode")
+	}
+	loadRequests := loadRequests
+	if os.Getenv("OMNIGRAPH_LOAD_FULL") == "1" {
+		loadRequests = loadRequestsFull
 	}
 	ts := open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), loadDeadline)
@@ -170,13 +179,15 @@ func TestLoadLoopback(t *testing.T) {
 		}()
 	}
 	start := time.Now()
+	load0 := loadAverage()
 	wg.Wait()
 	elapsed := time.Since(start)
+	load1 := loadAverage()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	t.Logf("%d requests by %d clients in %v (%.0f req/s)", done, loadClients, elapsed.Round(time.Millisecond), float64(done)/elapsed.Seconds())
+	t.Logf("%d requests by %d clients in %v (%.0f req/s), load average %s → %s", done, loadClients, elapsed.Round(time.Millisecond), float64(done)/elapsed.Seconds(), load0, load1)
 	if done < loadClients*loadRequests {
 		t.Logf("deadline reached: %d of %d requests done", done, loadClients*loadRequests)
 	}
@@ -224,7 +235,8 @@ func TestLoadLoopback(t *testing.T) {
 	}
 	t.Logf("latency per route:\n%s", report.String())
 	if path := os.Getenv("OMNIGRAPH_LOAD_REPORT"); path != "" {
-		header := fmt.Sprintf("%d requests, %d clients, %v, %.0f req/s, %d acknowledged person writes all present\n\n", done, loadClients, elapsed.Round(time.Millisecond), float64(done)/elapsed.Seconds(), len(acked))
+		header := fmt.Sprintf("%d requests, %d clients, %v, %.0f req/s, load average %s → %s, %d acknowledged person writes all present\n\n",
+			done, loadClients, elapsed.Round(time.Millisecond), float64(done)/elapsed.Seconds(), load0, load1, len(acked))
 		if err := os.WriteFile(path, []byte(header+report.String()), 0o644); err != nil {
 			t.Error(err)
 		}
@@ -248,4 +260,17 @@ func doTimed(c *http.Client, req *http.Request, _ string, record func(time.Durat
 		return res.StatusCode, b, fmt.Errorf("status %d with a non-JSON body", res.StatusCode)
 	}
 	return res.StatusCode, b, nil
+}
+
+// loadAverage is the 1-minute load average ("?" where /proc/loadavg is
+// absent), logged beside the figures because the machine may be shared.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -78,10 +79,7 @@ type plan struct {
 	// admit gates the work by per-actor admission even on a route that is
 	// not gated as a whole (a stored query that turns out a mutation).
 	admit bool
-	// writes names the branch ref the work publishes to; the work then
-	// runs inside that ref's write gate.
-	writes string
-	run    func() error
+	run   func() error
 }
 
 // check is one authorization question. When hidden is set, a denial is
@@ -194,6 +192,8 @@ func (c *call) pipeline() error {
 		c.g = g
 		c.log = c.log.With("graph", id)
 	}
+	// The engine-layer decision log (engine_authz.go) joins this request's.
+	c.r = c.r.WithContext(context.WithValue(c.r.Context(), callLogKey{}, c.log))
 	if err := c.checkQueryParams(); err != nil {
 		return err
 	}
@@ -222,13 +222,6 @@ func (c *call) pipeline() error {
 			return refuse
 		}
 		defer release()
-	}
-	if p.writes != "" {
-		leave, err := s.gate.enter(c.r.Context(), c.g.id+"\x00"+p.writes)
-		if err != nil {
-			return err
-		}
-		defer leave()
 	}
 	return p.run()
 }

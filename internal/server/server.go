@@ -28,7 +28,6 @@ type Server struct {
 	quar      map[string]error
 	sourceVer string
 	adm       *admission
-	gate      *writeGate
 	routes    []*route
 	mux       *http.ServeMux
 	openapi   []byte
@@ -84,7 +83,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.authz = ReadOnly{}
 	}
 	s.adm = newAdmission(s.limits.PerActorInflight, s.limits.PerActorBytes)
-	s.gate = newWriteGate()
 	seen := map[string]bool{}
 	for _, gc := range cfg.Graphs {
 		if err := ValidGraphID(gc.ID); err != nil {
@@ -149,6 +147,10 @@ func (s *Server) openGraphs(ctx context.Context, cfg Config) {
 				s.quar[gc.ID] = err
 				s.log.Error("graph quarantined", "graph", gc.ID, "uri", gc.URI, "error", err.Error())
 				return
+			}
+			if s.mode != ModeOpen {
+				// Defense in depth: the engine's writers ask the policy too.
+				g.g = g.g.WithAuthorizer(engineAuthorizer{s: s, graph: gc.ID})
 			}
 			s.graphs[gc.ID] = g
 		}()
