@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/oklog/ulid/v2"
 
@@ -57,6 +59,17 @@ type loadStream struct {
 	// deletion vectors hiding superseded images: computed once, reused by
 	// every publish attempt.
 	own map[string][]table.Fragment
+
+	// Chunks are encoded and written by up to encoders goroutines while
+	// reading goes on (encode is most of a load's CPU). slots bounds the
+	// chunks in flight, so memory stays O(encoders × chunk); mu guards
+	// written, the types' frags and encErr, the first encoding error.
+	encoders int
+	settle   bool // LoadRequest.settleBeforeProgress
+	slots    chan struct{}
+	inflight sync.WaitGroup
+	mu       sync.Mutex
+	encErr   error
 }
 
 // stagedType is what a load keeps about one type of its input.
@@ -75,16 +88,27 @@ type stagedType struct {
 	// INVARIANT: len(lines) == len(locs) == len(skel.Upserts), and locs[i]
 	// is where the one visible image of skel.Upserts[i] is
 	// (TestLoadStreamChunkedEqualsSingle).
+	//
+	// An edge needs no skeleton when nothing can check it later (lean): its
+	// id was generated (unique, never committed), its type has no @unique
+	// and no @card, and both endpoints are nodes this load stages, which the
+	// published result holds whatever the head (TestLoadLeanEdgesChecked).
+	// Such edges are only counted; a load's memory is then O(nodes), not
+	// O(nodes + edges).
 	skel  *TypeDelta
 	lines []int    // input line of the last occurrence
 	locs  []rowLoc // where the last occurrence's full image is
 
-	frags []table.Fragment // flushed chunks, in input order
+	frags []table.Fragment // flushed chunks, in input order (guarded by loadStream.mu)
 	// hidden lists, per index into frags, the row offsets of images a later
 	// occurrence of the same id superseded (merge only).
 	hidden map[int][]int64
 
 	buf []bufRow // the current chunk
+	// lean: edges of this type may skip the skeleton (see skel).
+	lean bool
+	// from and to are the stagings of the endpoint node types, once staged.
+	from, to *stagedType
 }
 
 // rowLoc locates one row image: frag is an index into stagedType.frags, or
@@ -94,7 +118,7 @@ type rowLoc struct{ frag, off int32 }
 type bufRow struct {
 	row  Row
 	line int
-	pos  int   // index of the entity in skel
+	pos  int   // index of the entity in skel, -1 for a lean edge
 	size int64 // its share of pendingBytes
 	dead bool  // superseded inside the chunk: never written
 }
@@ -107,6 +131,9 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 	if s.chunkBytes <= 0 {
 		s.chunkBytes = DefaultLoadChunkBytes
 	}
+	s.encoders = max(1, runtime.GOMAXPROCS(0))
+	s.settle = req.settleBeforeProgress
+	s.slots = make(chan struct{}, s.encoders)
 	return s
 }
 
@@ -137,7 +164,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line); err != nil {
+			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
 				return err
 			}
 			s.res.Nodes[nt.Name]++
@@ -146,21 +173,26 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
 				return err
 			}
-			id := rec.ID
-			if id == "" {
+			id, generated := rec.ID, rec.ID == ""
+			if generated {
 				id = ulid.Make().String()
 			}
 			t, err := s.staged(ctx, snapshot.EdgeKey(et.Name))
 			if err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line); err != nil {
+			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
 				return err
 			}
 			s.res.Edges[et.Name]++
 		}
 		s.res.Total++
 		if progress != nil && s.res.Total%progressEvery == 0 {
+			if s.settle {
+				if err := s.wait(); err != nil {
+					return err
+				}
+			}
 			progress(s.res.Total)
 		}
 		if s.pendingBytes >= s.chunkBytes || (s.chunkRecords > 0 && s.pendingRecs >= s.chunkRecords) {
@@ -170,6 +202,11 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 		}
 	}
 	if progress != nil {
+		if s.settle {
+			if err := s.wait(); err != nil {
+				return err
+			}
+		}
 		progress(s.res.Total)
 	}
 	return nil
@@ -202,6 +239,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 		t.et, _ = s.base.Catalog().Edge(name)
 		t.props = t.et.Props
 		uniques = t.et.Uniques
+		t.lean = len(uniques) == 0 && t.et.Card.Min == 0 && t.et.Card.Unbounded
 	}
 	seen := map[string]bool{}
 	for _, u := range uniques {
@@ -229,7 +267,14 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // @unique violation on the key in every mode; otherwise a KeyConflict in
 // append and overwrite) or, in merge, supersedes the earlier image, which
 // is then dropped from the buffer or hidden in its fragment.
-func (s *loadStream) stage(t *stagedType, row Row, line int) error {
+func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
+	if generated && t.lean && s.stagedNode(&t.from, t.et.From, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
+		size := stagedSize(row)
+		t.buf = append(t.buf, bufRow{row: row, line: line, pos: -1, size: size})
+		s.pendingBytes += size
+		s.pendingRecs++
+		return nil
+	}
 	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
 	pos, dup := t.skel.lookup(row.ID)
 	if dup {
@@ -272,8 +317,20 @@ func (s *loadStream) stage(t *stagedType, row Row, line int) error {
 	return nil
 }
 
-// flush writes the buffered rows of every type as one new fragment per
-// type, in catalog order, and drops their values.
+// stagedNode reports whether this load stages node id of nodeType; *t
+// caches the type's staging once it exists.
+func (s *loadStream) stagedNode(t **stagedType, nodeType, id string) bool {
+	if *t == nil {
+		if *t = s.types[snapshot.NodeKey(nodeType)]; *t == nil {
+			return false
+		}
+	}
+	_, ok := (*t).skel.lookup(id)
+	return ok
+}
+
+// flush hands the buffered rows of every type to the encoders as one new
+// fragment per type, in catalog order, and drops them from the buffers.
 func (s *loadStream) flush(ctx context.Context) error {
 	for _, tk := range s.order() {
 		if err := s.flushType(ctx, s.types[tk]); err != nil {
@@ -281,7 +338,24 @@ func (s *loadStream) flush(ctx context.Context) error {
 		}
 	}
 	s.pendingBytes, s.pendingRecs = 0, 0
+	if err := s.encodeErr(); err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// encodeErr returns the first error of a chunk encoding, if any.
+func (s *loadStream) encodeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.encErr
+}
+
+// wait blocks until every chunk handed to the encoders is written, and
+// returns the first encoding error.
+func (s *loadStream) wait() error {
+	s.inflight.Wait()
+	return s.encodeErr()
 }
 
 func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
@@ -305,23 +379,44 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 		s.res.Embedded += int64(n)
 	}
 	if len(rows) > 0 {
-		frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
-		if err != nil {
-			return t.bufError(err)
-		}
-		s.written = append(s.written, frag.Key)
-		if frag.Index != "" {
-			s.written = append(s.written, frag.Index)
-		}
+		// The fragment's place is fixed now (input order); an encoder
+		// fills it in.
+		s.mu.Lock()
 		fi := int32(len(t.frags))
-		t.frags = append(t.frags, frag)
+		t.frags = append(t.frags, table.Fragment{})
+		s.mu.Unlock()
 		off := int32(0)
 		for _, b := range t.buf {
 			if !b.dead {
-				t.locs[b.pos] = rowLoc{frag: fi, off: off}
+				if b.pos >= 0 {
+					t.locs[b.pos] = rowLoc{frag: fi, off: off}
+				}
 				off++
 			}
 		}
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.inflight.Add(1)
+		go func() {
+			defer func() { <-s.slots; s.inflight.Done() }()
+			frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if err != nil {
+				if s.encErr == nil {
+					s.encErr = t.rowsError(err, rows, lines)
+				}
+				return
+			}
+			s.written = append(s.written, frag.Key)
+			if frag.Index != "" {
+				s.written = append(s.written, frag.Index)
+			}
+			t.frags[fi] = frag
+		}()
 	}
 	// Clear, not just truncate: the backing array would otherwise keep
 	// the chunk's values reachable until overwritten.
@@ -330,14 +425,14 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 	return nil
 }
 
-// bufError attaches the input line of the buffered row an encoding error
-// names.
-func (t *stagedType) bufError(err error) error {
+// rowsError attaches the input line of the chunk row an encoding error
+// names (lines is parallel to rows).
+func (t *stagedType) rowsError(err error, rows []Row, lines []int) error {
 	var ce *ConstraintError
 	if errors.As(err, &ce) && ce.ID != "" {
-		for _, b := range t.buf {
-			if !b.dead && b.row.ID == ce.ID {
-				return lineError(b.line, err)
+		for i, r := range rows {
+			if r.ID == ce.ID {
+				return lineError(lines[i], err)
 			}
 		}
 	}
@@ -368,6 +463,9 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 		return s.own, nil
 	}
 	if err := s.flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.wait(); err != nil {
 		return nil, err
 	}
 	own := make(map[string][]table.Fragment, len(s.types))
@@ -408,6 +506,7 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 // that never reached its publish: those objects are referenced by nothing
 // and never will be. Otherwise cleanup reclaims them after its grace period.
 func (s *loadStream) discard(ctx context.Context) {
+	_ = s.wait() // an encoder still running would write after the deletes
 	ctx = context.WithoutCancel(ctx)
 	for _, key := range s.written {
 		_ = s.g.st.Delete(ctx, key) // best effort: cleanup reclaims leftovers
