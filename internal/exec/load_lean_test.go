@@ -53,8 +53,8 @@ func TestLoadLeanEdgesChecked(t *testing.T) {
 	for i := range 20 {
 		fmt.Fprintf(&in, `{"edge":"Knows","from":"p%02d","to":"p%02d"}`+"\n", i, (i+7)%20) // lean
 	}
-	in.WriteString(`{"edge":"Knows","from":"p01","to":"alice"}` + "\n")             // committed endpoint
-	in.WriteString(`{"edge":"Knows","from":"p02","to":"late"}` + "\n")              // staged later
+	in.WriteString(`{"edge":"Knows","from":"p01","to":"alice"}` + "\n")                  // committed endpoint
+	in.WriteString(`{"edge":"Knows","from":"p02","to":"late"}` + "\n")                   // staged later
 	in.WriteString(`{"edge":"Knows","from":"p03","to":"p04","data":{"id":"k1"}}` + "\n") // explicit id
 	in.WriteString(`{"type":"Person","data":{"name":"late"}}` + "\n")
 
