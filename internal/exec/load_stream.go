@@ -8,6 +8,10 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -104,7 +108,21 @@ type stagedType struct {
 	// occurrence of the same id superseded (merge only).
 	hidden map[int][]int64
 
-	buf []bufRow // the current chunk
+	buf []bufRow // the current chunk (untyped: types with @embed targets)
+	// typed: the current chunk is kept as typed columns in bb instead of
+	// row images in buf: each row is converted when read and its values
+	// map dropped (the embedding fill of @embed types needs the rows, so
+	// those keep buf). tpos is the skel position of each row in bb (-1 for
+	// a lean edge) and tdead the offsets of rows a later occurrence
+	// superseded within the chunk (merge), filtered out at the flush.
+	typed bool
+	enc   *rowEncoder
+	bb    *table.BatchBuilder
+	tpos  []int32
+	tdead []int32
+	// bytes and recs are this type's share of the stream's pending counts.
+	bytes int64
+	recs  int
 	// lean: edges of this type may skip the skeleton (see skel).
 	lean bool
 	// from and to are the stagings of the endpoint node types, once staged.
@@ -150,6 +168,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 		if err != nil {
 			return err
 		}
+		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
 			nt, _ := s.base.Catalog().Node(rec.Type)
@@ -160,8 +179,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if id == "" {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, snapshot.NodeKey(nt.Name))
-			if err != nil {
+			if t, err = s.staged(ctx, snapshot.NodeKey(nt.Name)); err != nil {
 				return err
 			}
 			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
@@ -177,8 +195,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if generated {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, snapshot.EdgeKey(et.Name))
-			if err != nil {
+			if t, err = s.staged(ctx, snapshot.EdgeKey(et.Name)); err != nil {
 				return err
 			}
 			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
@@ -197,6 +214,15 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 		}
 		if s.pendingBytes >= s.chunkBytes || (s.chunkRecords > 0 && s.pendingRecs >= s.chunkRecords) {
 			if err := s.flush(ctx); err != nil {
+				return err
+			}
+		} else if int64(t.recs) >= s.g.maint.targetRows {
+			// A full fragment: written now, so that a large load leaves no
+			// small fragments for the inline compaction to rewrite.
+			if err := s.flushType(ctx, t); err != nil {
+				return err
+			}
+			if err := s.encodeErr(); err != nil {
 				return err
 			}
 		}
@@ -241,6 +267,13 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 		uniques = t.et.Uniques
 		t.lean = len(uniques) == 0 && t.et.Card.Min == 0 && t.et.Card.Unbounded
 	}
+	if t.et != nil || len(embedTargets(t.nt)) == 0 {
+		t.typed = true
+		t.enc = newRowEncoder(t.schema, t.props, t.et != nil)
+		if t.bb, err = table.NewBatchBuilder(nil, t.schema); err != nil {
+			return nil, err
+		}
+	}
 	seen := map[string]bool{}
 	for _, u := range uniques {
 		for _, c := range u {
@@ -269,11 +302,7 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // is then dropped from the buffer or hidden in its fragment.
 func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
 	if generated && t.lean && s.stagedNode(&t.from, t.et.From, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
-		size := stagedSize(row)
-		t.buf = append(t.buf, bufRow{row: row, line: line, pos: -1, size: size})
-		s.pendingBytes += size
-		s.pendingRecs++
-		return nil
+		return s.buffer(t, row, line, -1)
 	}
 	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
 	pos, dup := t.skel.lookup(row.ID)
@@ -288,9 +317,12 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 		// Merge: the last occurrence wins, at its own position in the
 		// input, so a chunked load stores rows in the same order as an
 		// unchunked one.
-		if loc := t.locs[pos]; loc.frag < 0 {
+		if loc := t.locs[pos]; loc.frag < 0 && t.typed {
+			t.tdead = append(t.tdead, loc.off)
+		} else if loc.frag < 0 {
 			b := &t.buf[loc.off]
 			s.pendingBytes -= b.size
+			t.bytes -= b.size
 			*b = bufRow{dead: true}
 		} else {
 			t.hidden[int(loc.frag)] = append(t.hidden[int(loc.frag)], int64(loc.off))
@@ -309,11 +341,32 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
 		}
 	}
-	t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
-	size := stagedSize(row)
-	t.buf = append(t.buf, bufRow{row: row, line: line, pos: pos, size: size})
+	return s.buffer(t, row, line, pos)
+}
+
+// buffer adds a row to its type's chunk (pos is its skel position, or -1).
+func (s *loadStream) buffer(t *stagedType, row Row, line, pos int) error {
+	var size int64
+	if t.typed {
+		if pos >= 0 {
+			t.locs[pos] = rowLoc{frag: -1, off: int32(t.bb.Len())}
+		}
+		if err := t.enc.append(t.bb, row); err != nil {
+			return t.rowsError(err, []Row{row}, []int{line})
+		}
+		t.tpos = append(t.tpos, int32(pos))
+		size = typedSize(row)
+	} else {
+		if pos >= 0 {
+			t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
+		}
+		size = stagedSize(row)
+		t.buf = append(t.buf, bufRow{row: row, line: line, pos: pos, size: size})
+	}
 	s.pendingBytes += size
 	s.pendingRecs++
+	t.bytes += size
+	t.recs++
 	return nil
 }
 
@@ -359,6 +412,12 @@ func (s *loadStream) wait() error {
 }
 
 func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
+	s.pendingBytes -= t.bytes
+	s.pendingRecs -= t.recs
+	t.bytes, t.recs = 0, 0
+	if t.typed {
+		return s.flushTyped(ctx, t)
+	}
 	rows := make([]Row, 0, len(t.buf))
 	var lines []int
 	for _, b := range t.buf {
@@ -379,12 +438,7 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 		s.res.Embedded += int64(n)
 	}
 	if len(rows) > 0 {
-		// The fragment's place is fixed now (input order); an encoder
-		// fills it in.
-		s.mu.Lock()
-		fi := int32(len(t.frags))
-		t.frags = append(t.frags, table.Fragment{})
-		s.mu.Unlock()
+		fi := s.reserve(t)
 		off := int32(0)
 		for _, b := range t.buf {
 			if !b.dead {
@@ -394,35 +448,119 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 				off++
 			}
 		}
-		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		s.inflight.Add(1)
-		go func() {
-			defer func() { <-s.slots; s.inflight.Done() }()
+		err := s.encode(ctx, t, fi, func() (table.Fragment, error) {
 			frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
-			s.mu.Lock()
-			defer s.mu.Unlock()
 			if err != nil {
-				if s.encErr == nil {
-					s.encErr = t.rowsError(err, rows, lines)
-				}
-				return
+				return frag, t.rowsError(err, rows, lines)
 			}
-			s.written = append(s.written, frag.Key)
-			if frag.Index != "" {
-				s.written = append(s.written, frag.Index)
-			}
-			t.frags[fi] = frag
-		}()
+			return frag, nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	// Clear, not just truncate: the backing array would otherwise keep
 	// the chunk's values reachable until overwritten.
 	clear(t.buf)
 	t.buf = t.buf[:0]
 	return nil
+}
+
+// flushTyped hands a typed chunk to an encoder as one fragment, without
+// the rows a later occurrence superseded.
+func (s *loadStream) flushTyped(ctx context.Context, t *stagedType) error {
+	n := t.bb.Len()
+	if n == 0 {
+		return nil
+	}
+	rec := t.bb.NewRecord()
+	var dead []bool
+	if len(t.tdead) > 0 {
+		dead = make([]bool, n)
+		for _, off := range t.tdead {
+			dead[off] = true
+		}
+		var err error
+		if rec, err = dropRows(ctx, rec, dead); err != nil {
+			return err
+		}
+	}
+	pos := t.tpos
+	t.tpos, t.tdead = t.tpos[:0], t.tdead[:0]
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
+	fi := s.reserve(t)
+	off := int32(0)
+	for i, p := range pos {
+		if dead != nil && dead[i] {
+			continue
+		}
+		if p >= 0 {
+			t.locs[p] = rowLoc{frag: fi, off: off}
+		}
+		off++
+	}
+	return s.encode(ctx, t, fi, func() (table.Fragment, error) {
+		defer rec.Release()
+		frag, err := table.WriteFragment(ctx, s.g.st, t.prefix, t.schema, rec, table.WriteOptions{})
+		if err != nil {
+			return frag, fmt.Errorf("exec: %s: %w", t.tk, err)
+		}
+		return frag, nil
+	})
+}
+
+// reserve fixes the place of a type's next fragment (input order); an
+// encoder fills it in.
+func (s *loadStream) reserve(t *stagedType) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.frags = append(t.frags, table.Fragment{})
+	return int32(len(t.frags) - 1)
+}
+
+// encode runs write on an encoder goroutine once one is free, and records
+// its fragment at t.frags[fi] (or the first error).
+func (s *loadStream) encode(ctx context.Context, t *stagedType, fi int32, write func() (table.Fragment, error)) error {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.inflight.Add(1)
+	go func() {
+		defer func() { <-s.slots; s.inflight.Done() }()
+		frag, err := write()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			if s.encErr == nil {
+				s.encErr = err
+			}
+			return
+		}
+		s.written = append(s.written, frag.Key)
+		if frag.Index != "" {
+			s.written = append(s.written, frag.Index)
+		}
+		t.frags[fi] = frag
+	}()
+	return nil
+}
+
+// dropRows returns rec without the rows marked dead (rec is released).
+func dropRows(ctx context.Context, rec arrow.RecordBatch, dead []bool) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer mb.Release()
+	for _, d := range dead {
+		mb.Append(!d)
+	}
+	mask := mb.NewBooleanArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
 }
 
 // rowsError attaches the input line of the chunk row an encoding error
@@ -467,6 +605,12 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 	}
 	if err := s.wait(); err != nil {
 		return nil, err
+	}
+	for _, t := range s.types {
+		if t.bb != nil {
+			t.bb.Release()
+			t.bb = nil
+		}
 	}
 	own := make(map[string][]table.Fragment, len(s.types))
 	for _, tk := range s.order() {
@@ -533,6 +677,21 @@ func stagedSize(r Row) int64 {
 	n := int64(stagedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
 	for _, v := range r.Values {
 		n += valueSize(v)
+	}
+	return n
+}
+
+// typedRowOverhead is the estimated cost of one row kept as typed columns
+// besides its bytes: offsets, validity and the skel position.
+const typedRowOverhead = 48
+
+// typedSize estimates the memory one row converted to typed columns holds.
+func typedSize(r Row) int64 {
+	n := int64(typedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
+	for _, v := range r.Values {
+		if v != nil {
+			n += max(valueSize(v)-16, 8) // no boxed header once in a column
+		}
 	}
 	return n
 }
