@@ -127,6 +127,9 @@ type stagedType struct {
 	lean bool
 	// from and to are the stagings of the endpoint node types, once staged.
 	from, to *stagedType
+	// lastSrc is the last source found staged: inputs usually list a
+	// node's edges together, so most sources need no lookup.
+	lastSrc string
 }
 
 // rowLoc locates one row image: frag is an index into stagedType.frags, or
@@ -301,7 +304,7 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // append and overwrite) or, in merge, supersedes the earlier image, which
 // is then dropped from the buffer or hidden in its fragment.
 func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
-	if generated && t.lean && s.stagedNode(&t.from, t.et.From, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
+	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
 		return s.buffer(t, row, line, -1)
 	}
 	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
@@ -368,6 +371,18 @@ func (s *loadStream) buffer(t *stagedType, row Row, line, pos int) error {
 	t.bytes += size
 	t.recs++
 	return nil
+}
+
+// srcStaged is stagedNode for an edge's source, remembering the last hit.
+func (t *stagedType) srcStaged(s *loadStream, src string) bool {
+	if src == t.lastSrc && src != "" {
+		return true
+	}
+	if !s.stagedNode(&t.from, t.et.From, src) {
+		return false
+	}
+	t.lastSrc = src
+	return true
 }
 
 // stagedNode reports whether this load stages node id of nodeType; *t
