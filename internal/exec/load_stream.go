@@ -30,6 +30,12 @@ import (
 // fragment still holds many thousands of rows.
 const DefaultLoadChunkBytes = 16 << 20
 
+// minLoadFragmentRows is the fewest rows a load writes as a fragment of
+// its own before its chunk is full: the compaction target, unless a handle
+// sets that lower (tests), which would only make loads write many tiny
+// fragments.
+const minLoadFragmentRows = 1 << 12
+
 // stagedRowOverhead is the estimated in-memory cost of one buffered row
 // besides its strings and values: the buffer entry and the record's value
 // map (one swiss-table group and its header).
@@ -219,7 +225,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if err := s.flush(ctx); err != nil {
 				return err
 			}
-		} else if int64(t.recs) >= s.g.maint.targetRows {
+		} else if int64(t.recs) >= max(s.g.maint.targetRows, minLoadFragmentRows) {
 			// A full fragment: written now, so that a large load leaves no
 			// small fragments for the inline compaction to rewrite.
 			if err := s.flushType(ctx, t); err != nil {
