@@ -204,10 +204,7 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 			off := headLen + body.Len()
 			body.Write(blk)
 			k := ents[lo].key
-			p := commonPrefix(prev, k)
-			dir = binary.AppendUvarint(dir, uint64(p))
-			dir = binary.AppendUvarint(dir, uint64(len(k)-p))
-			dir = append(dir, k[p:]...)
+			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(blk)))
 			prev = k
@@ -276,10 +273,7 @@ func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
 		b = binary.AppendUvarint(b, uint64(len(ents)))
 		prev := ""
 		for _, e := range ents {
-			p := commonPrefix(prev, e.key)
-			b = binary.AppendUvarint(b, uint64(p))
-			b = binary.AppendUvarint(b, uint64(len(e.key)-p))
-			b = append(b, e.key[p:]...)
+			b = appendPrefixed(b, prev, e.key)
 			b = binary.AppendUvarint(b, uint64(e.off))
 			if far {
 				b = binary.AppendUvarint(b, uint64(len(e.far)))
@@ -292,10 +286,7 @@ func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
 	raw := binary.AppendUvarint(nil, uint64(len(ents)))
 	prev := ""
 	for _, e := range ents {
-		p := commonPrefix(prev, e.key)
-		raw = binary.AppendUvarint(raw, uint64(p))
-		raw = binary.AppendUvarint(raw, uint64(len(e.key)-p))
-		raw = append(raw, e.key[p:]...)
+		raw = appendPrefixed(raw, prev, e.key)
 		prev = e.key
 	}
 	var plain, delta []byte
@@ -363,6 +354,15 @@ func fidxDecoder() *zstd.Decoder {
 		}
 	})
 	return fidxDec
+}
+
+// appendPrefixed appends key coded against prev: the shared prefix length,
+// the suffix length and the suffix.
+func appendPrefixed(b []byte, prev, key string) []byte {
+	p := commonPrefix(prev, key)
+	b = binary.AppendUvarint(b, uint64(p))
+	b = binary.AppendUvarint(b, uint64(len(key)-p))
+	return append(b, key[p:]...)
 }
 
 func commonPrefix(a, b string) int {
@@ -586,17 +586,10 @@ func (r *uvReader) uv() uint64 {
 	return v
 }
 
+// v reads a signed (zigzag) varint, as binary.AppendVarint writes it.
 func (r *uvReader) v() int64 {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Varint(r.b[r.pos:])
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.pos += n
-	return v
+	u := r.uv()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (r *uvReader) str() string {
