@@ -169,14 +169,7 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
-	for {
-		rec, err := rd.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err := rd.eachRecord(ctx, s.encoders, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
@@ -231,10 +224,12 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if err := s.flushType(ctx, t); err != nil {
 				return err
 			}
-			if err := s.encodeErr(); err != nil {
-				return err
-			}
+			return s.encodeErr()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if progress != nil {
 		if s.settle {
