@@ -44,6 +44,11 @@ type LoadRequest struct {
 	// memory for fragment count: the published graph is the same.
 	ChunkBytes   int64
 	ChunkRecords int
+
+	// settleBeforeProgress (tests only) waits for the chunks being encoded
+	// before each Progress call, so that a memory test sampling the heap
+	// there sees what the load keeps across chunks, not an encode in flight.
+	settleBeforeProgress bool
 }
 
 // LoadResult is the receipt of a load.

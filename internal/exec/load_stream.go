@@ -5,7 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -23,6 +29,12 @@ import (
 // encoded file), so 16 MiB keeps that working set under ~100 MiB while a
 // fragment still holds many thousands of rows.
 const DefaultLoadChunkBytes = 16 << 20
+
+// minLoadFragmentRows is the fewest rows a load writes as a fragment of
+// its own before its chunk is full: the compaction target, unless a handle
+// sets that lower (tests), which would only make loads write many tiny
+// fragments.
+const minLoadFragmentRows = 1 << 12
 
 // stagedRowOverhead is the estimated in-memory cost of one buffered row
 // besides its strings and values: the buffer entry and the record's value
@@ -57,6 +69,17 @@ type loadStream struct {
 	// deletion vectors hiding superseded images: computed once, reused by
 	// every publish attempt.
 	own map[string][]table.Fragment
+
+	// Chunks are encoded and written by up to encoders goroutines while
+	// reading goes on (encode is most of a load's CPU). slots bounds the
+	// chunks in flight, so memory stays O(encoders × chunk); mu guards
+	// written, the types' frags and encErr, the first encoding error.
+	encoders int
+	settle   bool // LoadRequest.settleBeforeProgress
+	slots    chan struct{}
+	inflight sync.WaitGroup
+	mu       sync.Mutex
+	encErr   error
 }
 
 // stagedType is what a load keeps about one type of its input.
@@ -75,16 +98,44 @@ type stagedType struct {
 	// INVARIANT: len(lines) == len(locs) == len(skel.Upserts), and locs[i]
 	// is where the one visible image of skel.Upserts[i] is
 	// (TestLoadStreamChunkedEqualsSingle).
+	//
+	// An edge needs no skeleton when nothing can check it later (lean): its
+	// id was generated (unique, never committed), its type has no @unique
+	// and no @card, and both endpoints are nodes this load stages, which the
+	// published result holds whatever the head (TestLoadLeanEdgesChecked).
+	// Such edges are only counted; a load's memory is then O(nodes), not
+	// O(nodes + edges).
 	skel  *TypeDelta
 	lines []int    // input line of the last occurrence
 	locs  []rowLoc // where the last occurrence's full image is
 
-	frags []table.Fragment // flushed chunks, in input order
+	frags []table.Fragment // flushed chunks, in input order (guarded by loadStream.mu)
 	// hidden lists, per index into frags, the row offsets of images a later
 	// occurrence of the same id superseded (merge only).
 	hidden map[int][]int64
 
-	buf []bufRow // the current chunk
+	buf []bufRow // the current chunk (untyped: types with @embed targets)
+	// typed: the current chunk is kept as typed columns in bb instead of
+	// row images in buf: each row is converted when read and its values
+	// map dropped (the embedding fill of @embed types needs the rows, so
+	// those keep buf). tpos is the skel position of each row in bb (-1 for
+	// a lean edge) and tdead the offsets of rows a later occurrence
+	// superseded within the chunk (merge), filtered out at the flush.
+	typed bool
+	enc   *rowEncoder
+	bb    *table.BatchBuilder
+	tpos  []int32
+	tdead []int32
+	// bytes and recs are this type's share of the stream's pending counts.
+	bytes int64
+	recs  int
+	// lean: edges of this type may skip the skeleton (see skel).
+	lean bool
+	// from and to are the stagings of the endpoint node types, once staged.
+	from, to *stagedType
+	// lastSrc is the last source found staged: inputs usually list a
+	// node's edges together, so most sources need no lookup.
+	lastSrc string
 }
 
 // rowLoc locates one row image: frag is an index into stagedType.frags, or
@@ -94,7 +145,7 @@ type rowLoc struct{ frag, off int32 }
 type bufRow struct {
 	row  Row
 	line int
-	pos  int   // index of the entity in skel
+	pos  int   // index of the entity in skel, -1 for a lean edge
 	size int64 // its share of pendingBytes
 	dead bool  // superseded inside the chunk: never written
 }
@@ -107,6 +158,9 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 	if s.chunkBytes <= 0 {
 		s.chunkBytes = DefaultLoadChunkBytes
 	}
+	s.encoders = max(1, runtime.GOMAXPROCS(0))
+	s.settle = req.settleBeforeProgress
+	s.slots = make(chan struct{}, s.encoders)
 	return s
 }
 
@@ -115,14 +169,8 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
-	for {
-		rec, err := rd.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err := rd.eachRecord(ctx, s.encoders, func(rec Record) (err error) {
+		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
 			nt, _ := s.base.Catalog().Node(rec.Type)
@@ -133,11 +181,10 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if id == "" {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, snapshot.NodeKey(nt.Name))
-			if err != nil {
+			if t, err = s.staged(ctx, snapshot.NodeKey(nt.Name)); err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line); err != nil {
+			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
 				return err
 			}
 			s.res.Nodes[nt.Name]++
@@ -146,30 +193,50 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
 				return err
 			}
-			id := rec.ID
-			if id == "" {
+			id, generated := rec.ID, rec.ID == ""
+			if generated {
 				id = ulid.Make().String()
 			}
-			t, err := s.staged(ctx, snapshot.EdgeKey(et.Name))
-			if err != nil {
+			if t, err = s.staged(ctx, snapshot.EdgeKey(et.Name)); err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line); err != nil {
+			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
 				return err
 			}
 			s.res.Edges[et.Name]++
 		}
 		s.res.Total++
 		if progress != nil && s.res.Total%progressEvery == 0 {
+			if s.settle {
+				if err := s.wait(); err != nil {
+					return err
+				}
+			}
 			progress(s.res.Total)
 		}
 		if s.pendingBytes >= s.chunkBytes || (s.chunkRecords > 0 && s.pendingRecs >= s.chunkRecords) {
 			if err := s.flush(ctx); err != nil {
 				return err
 			}
+		} else if int64(t.recs) >= max(s.g.maint.targetRows, minLoadFragmentRows) {
+			// A full fragment: written now, so that a large load leaves no
+			// small fragments for the inline compaction to rewrite.
+			if err := s.flushType(ctx, t); err != nil {
+				return err
+			}
+			return s.encodeErr()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if progress != nil {
+		if s.settle {
+			if err := s.wait(); err != nil {
+				return err
+			}
+		}
 		progress(s.res.Total)
 	}
 	return nil
@@ -202,6 +269,14 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 		t.et, _ = s.base.Catalog().Edge(name)
 		t.props = t.et.Props
 		uniques = t.et.Uniques
+		t.lean = len(uniques) == 0 && t.et.Card.Min == 0 && t.et.Card.Unbounded
+	}
+	if t.et != nil || len(embedTargets(t.nt)) == 0 {
+		t.typed = true
+		t.enc = newRowEncoder(t.schema, t.props, t.et != nil)
+		if t.bb, err = table.NewBatchBuilder(nil, t.schema); err != nil {
+			return nil, err
+		}
 	}
 	seen := map[string]bool{}
 	for _, u := range uniques {
@@ -229,7 +304,10 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // @unique violation on the key in every mode; otherwise a KeyConflict in
 // append and overwrite) or, in merge, supersedes the earlier image, which
 // is then dropped from the buffer or hidden in its fragment.
-func (s *loadStream) stage(t *stagedType, row Row, line int) error {
+func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
+	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
+		return s.buffer(t, row, line, -1)
+	}
 	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
 	pos, dup := t.skel.lookup(row.ID)
 	if dup {
@@ -243,9 +321,12 @@ func (s *loadStream) stage(t *stagedType, row Row, line int) error {
 		// Merge: the last occurrence wins, at its own position in the
 		// input, so a chunked load stores rows in the same order as an
 		// unchunked one.
-		if loc := t.locs[pos]; loc.frag < 0 {
+		if loc := t.locs[pos]; loc.frag < 0 && t.typed {
+			t.tdead = append(t.tdead, loc.off)
+		} else if loc.frag < 0 {
 			b := &t.buf[loc.off]
 			s.pendingBytes -= b.size
+			t.bytes -= b.size
 			*b = bufRow{dead: true}
 		} else {
 			t.hidden[int(loc.frag)] = append(t.hidden[int(loc.frag)], int64(loc.off))
@@ -264,16 +345,61 @@ func (s *loadStream) stage(t *stagedType, row Row, line int) error {
 			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
 		}
 	}
-	t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
-	size := stagedSize(row)
-	t.buf = append(t.buf, bufRow{row: row, line: line, pos: pos, size: size})
+	return s.buffer(t, row, line, pos)
+}
+
+// buffer adds a row to its type's chunk (pos is its skel position, or -1).
+func (s *loadStream) buffer(t *stagedType, row Row, line, pos int) error {
+	var size int64
+	if t.typed {
+		if pos >= 0 {
+			t.locs[pos] = rowLoc{frag: -1, off: int32(t.bb.Len())}
+		}
+		if err := t.enc.append(t.bb, row); err != nil {
+			return t.rowsError(err, []Row{row}, []int{line})
+		}
+		t.tpos = append(t.tpos, int32(pos))
+		size = typedSize(row)
+	} else {
+		if pos >= 0 {
+			t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
+		}
+		size = stagedSize(row)
+		t.buf = append(t.buf, bufRow{row: row, line: line, pos: pos, size: size})
+	}
 	s.pendingBytes += size
 	s.pendingRecs++
+	t.bytes += size
+	t.recs++
 	return nil
 }
 
-// flush writes the buffered rows of every type as one new fragment per
-// type, in catalog order, and drops their values.
+// srcStaged is stagedNode for an edge's source, remembering the last hit.
+func (t *stagedType) srcStaged(s *loadStream, src string) bool {
+	if src == t.lastSrc && src != "" {
+		return true
+	}
+	if !s.stagedNode(&t.from, t.et.From, src) {
+		return false
+	}
+	t.lastSrc = src
+	return true
+}
+
+// stagedNode reports whether this load stages node id of nodeType; *t
+// caches the type's staging once it exists.
+func (s *loadStream) stagedNode(t **stagedType, nodeType, id string) bool {
+	if *t == nil {
+		if *t = s.types[snapshot.NodeKey(nodeType)]; *t == nil {
+			return false
+		}
+	}
+	_, ok := (*t).skel.lookup(id)
+	return ok
+}
+
+// flush hands the buffered rows of every type to the encoders as one new
+// fragment per type, in catalog order, and drops them from the buffers.
 func (s *loadStream) flush(ctx context.Context) error {
 	for _, tk := range s.order() {
 		if err := s.flushType(ctx, s.types[tk]); err != nil {
@@ -281,10 +407,33 @@ func (s *loadStream) flush(ctx context.Context) error {
 		}
 	}
 	s.pendingBytes, s.pendingRecs = 0, 0
+	if err := s.encodeErr(); err != nil {
+		return err
+	}
 	return ctx.Err()
 }
 
+// encodeErr returns the first error of a chunk encoding, if any.
+func (s *loadStream) encodeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.encErr
+}
+
+// wait blocks until every chunk handed to the encoders is written, and
+// returns the first encoding error.
+func (s *loadStream) wait() error {
+	s.inflight.Wait()
+	return s.encodeErr()
+}
+
 func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
+	s.pendingBytes -= t.bytes
+	s.pendingRecs -= t.recs
+	t.bytes, t.recs = 0, 0
+	if t.typed {
+		return s.flushTyped(ctx, t)
+	}
 	rows := make([]Row, 0, len(t.buf))
 	var lines []int
 	for _, b := range t.buf {
@@ -305,22 +454,25 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 		s.res.Embedded += int64(n)
 	}
 	if len(rows) > 0 {
-		frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
-		if err != nil {
-			return t.bufError(err)
-		}
-		s.written = append(s.written, frag.Key)
-		if frag.Index != "" {
-			s.written = append(s.written, frag.Index)
-		}
-		fi := int32(len(t.frags))
-		t.frags = append(t.frags, frag)
+		fi := s.reserve(t)
 		off := int32(0)
 		for _, b := range t.buf {
 			if !b.dead {
-				t.locs[b.pos] = rowLoc{frag: fi, off: off}
+				if b.pos >= 0 {
+					t.locs[b.pos] = rowLoc{frag: fi, off: off}
+				}
 				off++
 			}
+		}
+		err := s.encode(ctx, t, fi, func() (table.Fragment, error) {
+			frag, err := s.g.writeFragment(ctx, t.prefix, t.schema, rows, t.props, t.et != nil)
+			if err != nil {
+				return frag, t.rowsError(err, rows, lines)
+			}
+			return frag, nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	// Clear, not just truncate: the backing array would otherwise keep
@@ -330,14 +482,111 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 	return nil
 }
 
-// bufError attaches the input line of the buffered row an encoding error
-// names.
-func (t *stagedType) bufError(err error) error {
+// flushTyped hands a typed chunk to an encoder as one fragment, without
+// the rows a later occurrence superseded.
+func (s *loadStream) flushTyped(ctx context.Context, t *stagedType) error {
+	n := t.bb.Len()
+	if n == 0 {
+		return nil
+	}
+	rec := t.bb.NewRecord()
+	var dead []bool
+	if len(t.tdead) > 0 {
+		dead = make([]bool, n)
+		for _, off := range t.tdead {
+			dead[off] = true
+		}
+		var err error
+		if rec, err = dropRows(ctx, rec, dead); err != nil {
+			return err
+		}
+	}
+	pos := t.tpos
+	t.tpos, t.tdead = t.tpos[:0], t.tdead[:0]
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
+	fi := s.reserve(t)
+	off := int32(0)
+	for i, p := range pos {
+		if dead != nil && dead[i] {
+			continue
+		}
+		if p >= 0 {
+			t.locs[p] = rowLoc{frag: fi, off: off}
+		}
+		off++
+	}
+	return s.encode(ctx, t, fi, func() (table.Fragment, error) {
+		defer rec.Release()
+		frag, err := table.WriteFragment(ctx, s.g.st, t.prefix, t.schema, rec, table.WriteOptions{})
+		if err != nil {
+			return frag, fmt.Errorf("exec: %s: %w", t.tk, err)
+		}
+		return frag, nil
+	})
+}
+
+// reserve fixes the place of a type's next fragment (input order); an
+// encoder fills it in.
+func (s *loadStream) reserve(t *stagedType) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.frags = append(t.frags, table.Fragment{})
+	return int32(len(t.frags) - 1)
+}
+
+// encode runs write on an encoder goroutine once one is free, and records
+// its fragment at t.frags[fi] (or the first error).
+func (s *loadStream) encode(ctx context.Context, t *stagedType, fi int32, write func() (table.Fragment, error)) error {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.inflight.Add(1)
+	go func() {
+		defer func() { <-s.slots; s.inflight.Done() }()
+		frag, err := write()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			if s.encErr == nil {
+				s.encErr = err
+			}
+			return
+		}
+		s.written = append(s.written, frag.Key)
+		if frag.Index != "" {
+			s.written = append(s.written, frag.Index)
+		}
+		t.frags[fi] = frag
+	}()
+	return nil
+}
+
+// dropRows returns rec without the rows marked dead (rec is released).
+func dropRows(ctx context.Context, rec arrow.RecordBatch, dead []bool) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer mb.Release()
+	for _, d := range dead {
+		mb.Append(!d)
+	}
+	mask := mb.NewBooleanArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+}
+
+// rowsError attaches the input line of the chunk row an encoding error
+// names (lines is parallel to rows).
+func (t *stagedType) rowsError(err error, rows []Row, lines []int) error {
 	var ce *ConstraintError
 	if errors.As(err, &ce) && ce.ID != "" {
-		for _, b := range t.buf {
-			if !b.dead && b.row.ID == ce.ID {
-				return lineError(b.line, err)
+		for i, r := range rows {
+			if r.ID == ce.ID {
+				return lineError(lines[i], err)
 			}
 		}
 	}
@@ -369,6 +618,15 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 	}
 	if err := s.flush(ctx); err != nil {
 		return nil, err
+	}
+	if err := s.wait(); err != nil {
+		return nil, err
+	}
+	for _, t := range s.types {
+		if t.bb != nil {
+			t.bb.Release()
+			t.bb = nil
+		}
 	}
 	own := make(map[string][]table.Fragment, len(s.types))
 	for _, tk := range s.order() {
@@ -408,6 +666,7 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 // that never reached its publish: those objects are referenced by nothing
 // and never will be. Otherwise cleanup reclaims them after its grace period.
 func (s *loadStream) discard(ctx context.Context) {
+	_ = s.wait() // an encoder still running would write after the deletes
 	ctx = context.WithoutCancel(ctx)
 	for _, key := range s.written {
 		_ = s.g.st.Delete(ctx, key) // best effort: cleanup reclaims leftovers
@@ -434,6 +693,21 @@ func stagedSize(r Row) int64 {
 	n := int64(stagedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
 	for _, v := range r.Values {
 		n += valueSize(v)
+	}
+	return n
+}
+
+// typedRowOverhead is the estimated cost of one row kept as typed columns
+// besides its bytes: offsets, validity and the skel position.
+const typedRowOverhead = 48
+
+// typedSize estimates the memory one row converted to typed columns holds.
+func typedSize(r Row) int64 {
+	n := int64(typedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
+	for _, v := range r.Values {
+		if v != nil {
+			n += max(valueSize(v)-16, 8) // no boxed header once in a column
+		}
 	}
 	return n
 }

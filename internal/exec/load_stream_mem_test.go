@@ -127,6 +127,7 @@ func measureLoad(t *testing.T, in *genInput, chunk int64, retained bool) (live, 
 	var kept uint64
 	stop := func() (uint64, uint64) { return 0, 0 }
 	if retained {
+		req.settleBeforeProgress = true
 		req.Progress = func(int64) { kept = max(kept, gc().HeapAlloc) }
 	} else {
 		stop = heapPeaks()

@@ -663,37 +663,58 @@ func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schem
 		return table.Fragment{}, err
 	}
 	defer b.Release()
-	types := make([]*schema.Property, len(ts.Columns))
-	for i, c := range ts.Columns {
-		types[i] = snapshot.PropByName(props, c.Name)
-	}
-	vals := make([]any, len(ts.Columns))
+	enc := newRowEncoder(ts, props, edge)
 	for _, r := range rows {
-		for i, c := range ts.Columns {
-			switch {
-			case c.Name == table.KeyColumn:
-				vals[i] = r.ID
-			case edge && c.Name == "src":
-				vals[i] = r.Src
-			case edge && c.Name == "dst":
-				vals[i] = r.Dst
-			case types[i] == nil:
-				vals[i] = nil
-			default:
-				v, err := value.ToColumn(r.Values[c.Name])
-				if err != nil {
-					return table.Fragment{}, &ConstraintError{Kind: ConstraintRequired, Prop: c.Name, ID: r.ID, Msg: err.Error()}
-				}
-				vals[i] = v
-			}
-		}
-		if err := b.Append(vals); err != nil {
-			return table.Fragment{}, fmt.Errorf("row '%s': %w", r.ID, err)
+		if err := enc.append(b, r); err != nil {
+			return table.Fragment{}, err
 		}
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
 	return table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+}
+
+// rowEncoder appends row images to a table.BatchBuilder of one schema: the
+// one conversion of a Row into typed columns (mutations, merges and loads).
+type rowEncoder struct {
+	ts    table.Schema
+	types []*schema.Property // per column; nil for id/src/dst and dropped columns
+	edge  bool
+	vals  []any
+}
+
+func newRowEncoder(ts table.Schema, props []*schema.Property, edge bool) *rowEncoder {
+	e := &rowEncoder{ts: ts, types: make([]*schema.Property, len(ts.Columns)), edge: edge, vals: make([]any, len(ts.Columns))}
+	for i, c := range ts.Columns {
+		e.types[i] = snapshot.PropByName(props, c.Name)
+	}
+	return e
+}
+
+// append converts r and appends it to b; a rejected row leaves b unchanged.
+func (e *rowEncoder) append(b *table.BatchBuilder, r Row) error {
+	for i, c := range e.ts.Columns {
+		switch {
+		case c.Name == table.KeyColumn:
+			e.vals[i] = r.ID
+		case e.edge && c.Name == "src":
+			e.vals[i] = r.Src
+		case e.edge && c.Name == "dst":
+			e.vals[i] = r.Dst
+		case e.types[i] == nil:
+			e.vals[i] = nil
+		default:
+			v, err := value.ToColumn(r.Values[c.Name])
+			if err != nil {
+				return &ConstraintError{Kind: ConstraintRequired, Prop: c.Name, ID: r.ID, Msg: err.Error()}
+			}
+			e.vals[i] = v
+		}
+	}
+	if err := b.Append(e.vals); err != nil {
+		return fmt.Errorf("row '%s': %w", r.ID, err)
+	}
+	return nil
 }
 
 // retryBackoff sleeps a random time before the next attempt after a lost

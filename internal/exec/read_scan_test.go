@@ -110,6 +110,13 @@ func TestScanReadsMatchFull(t *testing.T) {
 		`match { $i: Item  $i.s = "s1" } return { $i }`,
 		`match { $i: Item  $i.s = "s2" } return { $i.name } order { $i.n desc }`,
 		`match { $i: Item  $i.s = "nope" } return { count($i) as c, max($i.n) as m }`,
+		// order … limit over the whole scan: a bounded top-k heap (ties on
+		// s, n and e break by id; nulls first ascending, last descending).
+		`match { $i: Item } return { $i.name, $i.s } order { $i.s desc } limit 9`,
+		`match { $i: Item  $i.n > 3 } return { $i.name, $i.n, $i.u } order { $i.n asc, $i.u desc } limit 25`,
+		`match { $i: Item } return { $i.name } order { $i.e, $i.d desc } limit 1`,
+		`match { $i: Item  $i.s = $s } return { $i.name, $i.f } order { $i.f desc } limit 4`,
+		`match { $i: Item } return { $i } order { $i.n desc } limit 3`,
 	}
 	for qi, body := range queries {
 		f, err := query.Compile(g.catalog0(t), "q.gq", "query q("+params+") { "+body+" }")

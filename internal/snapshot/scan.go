@@ -1,10 +1,14 @@
 package snapshot
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -107,8 +111,92 @@ func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*NodeTable,
 	if !need.shape(root) || need.vars[o.Var] == nil {
 		return nil, nil, fmt.Errorf("snapshot: rewritten scan plan lost its shape")
 	}
-	t, err := pp.scanRows(ctx, nt, st, filters, need.vars[o.Var].props, need.idRead[o.Var])
+	top := scanTop(root, o.Var)
+	t, err := pp.scanRows(ctx, nt, st, filters, need.vars[o.Var].props, need.idRead[o.Var], top)
 	return t, root, err
+}
+
+// topK describes `order … limit N` directly over a plan's only scan, with
+// nothing left to filter: only the first N rows of that order can reach
+// the output, so the table scan keeps just those (a bounded heap) instead
+// of every row. The order is total (ties break by id), so the kept rows
+// are exactly the ones eval returns.
+type topK struct {
+	keys []query.SortKey
+	n    int
+}
+
+// scanTop returns the top-k bound of root, or nil: root must be
+// Limit(Project(Sort(Scan))) with every sort key a property or the id of
+// the scan's variable, ties broken by that variable alone, and no filter
+// left on the scan (eval would drop rows the heap kept).
+func scanTop(root query.Op, v string) *topK {
+	l, ok := root.(*query.Limit)
+	if !ok {
+		return nil
+	}
+	pr, ok := l.Input.(*query.Project)
+	if !ok {
+		return nil
+	}
+	so, ok := pr.Input.(*query.Sort)
+	if !ok {
+		return nil
+	}
+	sc, ok := so.Input.(*query.Scan)
+	if !ok || sc.Var != v || len(sc.Filters) > 0 || sc.Rank != nil || len(so.TieBreak) != 1 || so.TieBreak[0] != v {
+		return nil
+	}
+	for _, k := range so.Keys {
+		if k.Column != "" || k.Value.Var != v || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
+			return nil
+		}
+	}
+	if l.N <= 0 || l.N > int64(maxPartialNodes) {
+		return nil
+	}
+	return &topK{keys: so.Keys, n: int(l.N)}
+}
+
+// topRow is one row a top-k scan keeps: its sort keys, id, storage
+// sequence and wanted property values.
+type topRow struct {
+	keys []any
+	id   string
+	seq  int
+	vals []any
+}
+
+// topHeap is a max-heap by the query's order: its root is the row that
+// would be cut first.
+type topHeap struct {
+	rows []*topRow
+	keys []query.SortKey
+}
+
+// before reports whether a sorts before b in the query's order (eval's
+// sortRows: compareKey per key, then the id ascending).
+func (h *topHeap) before(a, b *topRow) bool {
+	for k, sk := range h.keys {
+		c := value.Compare(a.keys[k], b.keys[k])
+		if sk.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c < 0
+		}
+	}
+	return strings.Compare(a.id, b.id) < 0
+}
+
+func (h *topHeap) Len() int           { return len(h.rows) }
+func (h *topHeap) Less(i, j int) bool { return h.before(h.rows[j], h.rows[i]) }
+func (h *topHeap) Swap(i, j int)      { h.rows[i], h.rows[j] = h.rows[j], h.rows[i] }
+func (h *topHeap) Push(x any)         { h.rows = append(h.rows, x.(*topRow)) }
+func (h *topHeap) Pop() any {
+	x := h.rows[len(h.rows)-1]
+	h.rows = h.rows[:len(h.rows)-1]
+	return x
 }
 
 // replaceScan returns a copy of the operators from root down to old with
@@ -158,8 +246,29 @@ func replaceScan(root query.Op, old, repl *query.Scan) query.Op {
 // scanRows reads the live rows of nt (state st) that pass filters, in
 // storage order, with the wanted properties; realIDs false fills IDs with
 // placeholders.
-func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *table.State, filters []table.Filter, want map[string]bool, realIDs bool) (*NodeTable, error) {
+//
+// With top set (realIDs must be), only the first top.n rows of its order
+// are kept, in storage order.
+func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *table.State, filters []table.Filter, want map[string]bool, realIDs bool, top *topK) (*NodeTable, error) {
 	cols := propsToRead(st, nt.Props, want)
+	if top != nil && !realIDs {
+		top = nil
+	}
+	var th *topHeap
+	var keyCol []int // per sort key: its index in cols, -1 for the id (or a property the table lacks: -2)
+	if top != nil {
+		th = &topHeap{keys: top.keys}
+		for _, k := range top.keys {
+			switch {
+			case k.Value.Kind == query.OpdID:
+				keyCol = append(keyCol, -1)
+			case slices.Contains(cols, k.Value.Prop):
+				keyCol = append(keyCol, slices.Index(cols, k.Value.Prop))
+			default:
+				keyCol = append(keyCol, -2) // reads as null in every row
+			}
+		}
+	}
 	var read []string
 	if realIDs {
 		read = append(read, table.KeyColumn)
@@ -190,6 +299,11 @@ func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *ta
 		for sc.Next() {
 			rec := sc.Record()
 			rows := int(rec.NumRows())
+			if th != nil {
+				pp.keepTop(th, top.n, rec, cols, props, keyCol, n)
+				n += rows
+				continue
+			}
 			j := 0
 			if realIDs {
 				arr := rec.Column(0)
@@ -212,6 +326,16 @@ func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *ta
 			return nil, err
 		}
 	}
+	if th != nil {
+		kept := th.rows
+		slices.SortFunc(kept, func(a, b *topRow) int { return a.seq - b.seq })
+		for _, r := range kept {
+			t.IDs = append(t.IDs, r.id)
+			for k, c := range cols {
+				t.Cols[c] = append(t.Cols[c], r.vals[k])
+			}
+		}
+	}
 	if !realIDs {
 		t.IDs = placeholderIDs(n)
 	}
@@ -222,6 +346,41 @@ func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *ta
 		}
 	}
 	return t, nil
+}
+
+// keepTop offers the rows of rec (the id column first, then cols; seq0
+// the storage sequence of its first row) to the top-k heap th of n rows.
+// A row's values are converted only when it enters the heap.
+func (pp *partialPlan) keepTop(th *topHeap, n int, rec arrow.RecordBatch, cols []string, props []*schema.Property, keyCol []int, seq0 int) {
+	rows := int(rec.NumRows())
+	ids := rec.Column(0)
+	cand := &topRow{keys: make([]any, len(keyCol))}
+	for i := range rows {
+		cand.id = table.Value(ids, i).(string)
+		for k, c := range keyCol {
+			switch c {
+			case -1:
+				cand.keys[k] = cand.id
+			case -2:
+				cand.keys[k] = nil
+			default:
+				cand.keys[k] = value.FromColumn(props[c].Type, table.Value(rec.Column(1+c), i))
+			}
+		}
+		if th.Len() == n && !th.before(cand, th.rows[0]) {
+			continue
+		}
+		cand.seq = seq0 + i
+		cand.vals = make([]any, len(cols))
+		for k := range cols {
+			cand.vals[k] = value.FromColumn(props[k].Type, table.Value(rec.Column(1+k), i))
+		}
+		heap.Push(th, cand)
+		if th.Len() > n {
+			heap.Pop(th)
+		}
+		cand = &topRow{keys: make([]any, len(keyCol))}
+	}
 }
 
 // placeholderIDs returns n distinct ids no node can have (ids never start

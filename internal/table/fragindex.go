@@ -6,11 +6,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -34,7 +37,9 @@ import (
 // The object is laid out for ranged reads: a fixed header, then per
 // section a blocked Bloom filter (64-byte blocks, one ranged read answers
 // "may this fragment hold X"), a directory of the first key of every
-// block, and blocks of 128 prefix-compressed entries. A lookup reads the
+// block, and blocks of 256 entries (version 2: keys prefix-compressed,
+// offsets delta-coded where that is smaller, columns zstd-compressed; version
+// 1, still read: prefix-compressed rows). A lookup reads the
 // header, one Bloom block, the directory and one block; each unit carries
 // its own CRC-32C. The format is specified in docs/format/table.md.
 
@@ -50,7 +55,7 @@ const (
 
 const (
 	fidxMagic      = "OGFX"
-	fidxVersion    = 1
+	fidxVersion    = 2 // written; 1 (uncompressed blocks) is still read
 	fidxSecBytes   = 40
 	fidxBlockRows  = 256
 	fidxBloomBlock = 64 // bytes of one Bloom block (512 bits), plus its CRC
@@ -78,6 +83,7 @@ type fidxEntry struct {
 
 type fidxSection struct {
 	kind        Section
+	packed      bool // version-2 blocks (encodeFidxBlock)
 	entries     uint32
 	bloomBlocks uint32
 	bloomOff    int64
@@ -127,8 +133,13 @@ func isEdgeSchema(schema Schema) bool {
 	return true
 }
 
+// fidxWriteVersion is the version encodeFragmentIndex writes: fidxVersion,
+// or 1 in tests that check old objects are still read.
+var fidxWriteVersion byte = fidxVersion
+
 // encodeFragmentIndex builds the index object of rec (a record of schema).
 func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
+	version := fidxWriteVersion
 	secs := indexedSections(schema)
 	n := int(rec.NumRows())
 	col := func(name string) *array.String { return rec.Column(schema.Index(name)).(*array.String) }
@@ -189,14 +200,11 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 		dir = binary.AppendUvarint(dir, uint64((len(ents)+fidxBlockRows-1)/fidxBlockRows))
 		prev := ""
 		for lo := 0; lo < len(ents); lo += fidxBlockRows {
-			blk := encodeFidxBlock(ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID)
+			blk := encodeFidxBlock(ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID, version >= 2)
 			off := headLen + body.Len()
 			body.Write(blk)
 			k := ents[lo].key
-			p := commonPrefix(prev, k)
-			dir = binary.AppendUvarint(dir, uint64(p))
-			dir = binary.AppendUvarint(dir, uint64(len(k)-p))
-			dir = append(dir, k[p:]...)
+			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(blk)))
 			prev = k
@@ -208,7 +216,7 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 
 	head := make([]byte, 0, headLen)
 	head = append(head, fidxMagic...)
-	head = append(head, fidxVersion, byte(len(secs)), 0, 0)
+	head = append(head, version, byte(len(secs)), 0, 0)
 	head = binary.LittleEndian.AppendUint64(head, uint64(n))
 	head = binary.LittleEndian.AppendUint64(head, idEqualColumns(schema, rec))
 	for _, h := range hdr {
@@ -250,26 +258,111 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 	return mask
 }
 
-// encodeFidxBlock encodes up to fidxBlockRows sorted entries: count, then
-// per entry (shared prefix with the previous key, suffix, offset[, far]),
-// then a CRC-32C of the block.
-func encodeFidxBlock(ents []fidxEntry, far bool) []byte {
+// encodeFidxBlock encodes up to fidxBlockRows sorted entries. Unpacked
+// (version 1): count, then per entry (shared prefix with the previous key,
+// suffix, offset[, far]), then a CRC-32C of the block. Packed (version 2):
+// a flags byte (fidxDeltaOffsets), then one zstd frame of the columns —
+// count; per entry shared prefix and suffix; per entry offset (zigzag delta
+// from the previous one when the flag is set); per entry far end — then a
+// CRC-32C of flags and frame. Columns compress far better than rows (the
+// far ends and offsets of a section look alike), and a block stays one
+// ranged read.
+func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
 	var b []byte
-	b = binary.AppendUvarint(b, uint64(len(ents)))
+	if !packed {
+		b = binary.AppendUvarint(b, uint64(len(ents)))
+		prev := ""
+		for _, e := range ents {
+			b = appendPrefixed(b, prev, e.key)
+			b = binary.AppendUvarint(b, uint64(e.off))
+			if far {
+				b = binary.AppendUvarint(b, uint64(len(e.far)))
+				b = append(b, e.far...)
+			}
+			prev = e.key
+		}
+		return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b))
+	}
+	raw := binary.AppendUvarint(nil, uint64(len(ents)))
 	prev := ""
 	for _, e := range ents {
-		p := commonPrefix(prev, e.key)
-		b = binary.AppendUvarint(b, uint64(p))
-		b = binary.AppendUvarint(b, uint64(len(e.key)-p))
-		b = append(b, e.key[p:]...)
-		b = binary.AppendUvarint(b, uint64(e.off))
-		if far {
-			b = binary.AppendUvarint(b, uint64(len(e.far)))
-			b = append(b, e.far...)
-		}
+		raw = appendPrefixed(raw, prev, e.key)
 		prev = e.key
 	}
+	var plain, delta []byte
+	last := int64(0)
+	for _, e := range ents {
+		plain = binary.AppendUvarint(plain, uint64(e.off))
+		delta = binary.AppendVarint(delta, e.off-last)
+		last = e.off
+	}
+	flags := byte(0)
+	if len(delta) < len(plain) {
+		flags |= fidxDeltaOffsets
+		raw = append(raw, delta...)
+	} else {
+		raw = append(raw, plain...)
+	}
+	if far {
+		for _, e := range ents {
+			raw = binary.AppendUvarint(raw, uint64(len(e.far)))
+			raw = append(raw, e.far...)
+		}
+	}
+	b = append(b, flags)
+	b = fidxEncoder().EncodeAll(raw, b)
 	return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b))
+}
+
+// fidxDeltaOffsets: a packed block's offsets are zigzag deltas.
+const fidxDeltaOffsets = 1
+
+// fidxMaxBlockBytes bounds a packed block's decompressed size (a corrupt
+// or hostile frame cannot make a reader allocate more).
+const fidxMaxBlockBytes = 16 << 20
+
+var (
+	fidxEncOnce sync.Once
+	fidxEnc     *zstd.Encoder
+	fidxDecOnce sync.Once
+	fidxDec     *zstd.Decoder
+)
+
+// fidxEncoder is the shared block compressor (EncodeAll is safe for
+// concurrent use; the small window fits blocks of a few KiB).
+func fidxEncoder() *zstd.Encoder {
+	fidxEncOnce.Do(func() {
+		var err error
+		fidxEnc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
+			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithWindowSize(1<<17), zstd.WithEncoderCRC(false))
+		if err != nil {
+			panic("table: zstd encoder: " + err.Error()) // only for invalid options
+		}
+	})
+	return fidxEnc
+}
+
+// fidxDecoder is the shared block decompressor (DecodeAll is safe for
+// concurrent use).
+func fidxDecoder() *zstd.Decoder {
+	fidxDecOnce.Do(func() {
+		var err error
+		fidxDec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
+			zstd.WithDecoderMaxMemory(fidxMaxBlockBytes), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			panic("table: zstd decoder: " + err.Error()) // only for invalid options
+		}
+	})
+	return fidxDec
+}
+
+// appendPrefixed appends key coded against prev: the shared prefix length,
+// the suffix length and the suffix.
+func appendPrefixed(b []byte, prev, key string) []byte {
+	p := commonPrefix(prev, key)
+	b = binary.AppendUvarint(b, uint64(p))
+	b = binary.AppendUvarint(b, uint64(len(key)-p))
+	return append(b, key[p:]...)
 }
 
 func commonPrefix(a, b string) int {
@@ -304,9 +397,10 @@ func decodeFidxHeader(key string, b []byte, size int64) (*fidxHeader, error) {
 	if len(b) < 20 || string(b[:4]) != fidxMagic {
 		return nil, bad(0, "bad fragment index magic")
 	}
-	if b[4] != fidxVersion {
+	if b[4] != 1 && b[4] != fidxVersion {
 		return nil, &VersionError{Key: key, Kind: "fragment index", Got: int(b[4]), Want: fidxVersion}
 	}
+	packed := b[4] >= 2
 	ns := int(b[5])
 	headLen := fidxHeadFix + fidxSecBytes*ns + 4
 	if ns == 0 || ns > 3 || len(b) < headLen {
@@ -320,6 +414,7 @@ func decodeFidxHeader(key string, b []byte, size int64) (*fidxHeader, error) {
 		p := b[fidxHeadFix+i*fidxSecBytes:]
 		s := fidxSection{
 			kind:        Section(p[0]),
+			packed:      packed,
 			entries:     binary.LittleEndian.Uint32(p[4:]),
 			bloomBlocks: binary.LittleEndian.Uint32(p[8:]),
 			bloomOff:    int64(binary.LittleEndian.Uint64(p[16:])),
@@ -379,10 +474,13 @@ func decodeFidxDir(key string, base int64, b []byte, size int64) (*fidxDir, erro
 	return d, nil
 }
 
-func decodeFidxBlock(key string, base int64, b []byte, far bool, rows int64) ([]fidxEntry, error) {
+func decodeFidxBlock(key string, base int64, b []byte, far, packed bool, rows int64) ([]fidxEntry, error) {
 	bad := func(off int, reason string) error { return corrupt(key, base+int64(off), reason, nil) }
 	if len(b) < 5 || crc32Castagnoli(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, bad(max(0, len(b)-4), "fragment index block checksum mismatch")
+	}
+	if packed {
+		return decodePackedBlock(bad, b[:len(b)-4], far, rows)
 	}
 	r := uvReader{b: b[:len(b)-4]}
 	n := r.uv()
@@ -416,6 +514,59 @@ func decodeFidxBlock(key string, base int64, b []byte, far bool, rows int64) ([]
 	return out, nil
 }
 
+// decodePackedBlock decodes a version-2 block (flags byte, zstd frame of
+// the columns), its CRC already checked.
+func decodePackedBlock(bad func(int, string) error, b []byte, far bool, rows int64) ([]fidxEntry, error) {
+	flags := b[0]
+	if flags&^fidxDeltaOffsets != 0 {
+		return nil, bad(0, "unknown fragment index block flags")
+	}
+	raw, err := fidxDecoder().DecodeAll(b[1:], nil)
+	if err != nil {
+		return nil, bad(1, "fragment index block does not decompress: "+err.Error())
+	}
+	r := uvReader{b: raw}
+	n := r.uv()
+	if n > fidxBlockRows {
+		return nil, bad(0, "fragment index block too large")
+	}
+	out := make([]fidxEntry, n)
+	prev := ""
+	for i := range out {
+		p := r.uv()
+		if r.bad || p > uint64(len(prev)) {
+			return nil, bad(1, "bad key prefix")
+		}
+		k := prev[:p] + r.str()
+		if k < prev {
+			return nil, bad(1, "fragment index keys out of order")
+		}
+		out[i].key, prev = k, k
+	}
+	last := int64(0)
+	for i := range out {
+		var off int64
+		if flags&fidxDeltaOffsets != 0 {
+			off = last + r.v()
+		} else {
+			off = int64(r.uv())
+		}
+		if r.bad || off < 0 || off >= rows {
+			return nil, bad(1, "bad fragment index entry")
+		}
+		out[i].off, last = off, off
+	}
+	if far {
+		for i := range out {
+			out[i].far = r.str()
+		}
+	}
+	if r.bad || r.pos != len(r.b) {
+		return nil, bad(1, "malformed fragment index block")
+	}
+	return out, nil
+}
+
 type uvReader struct {
 	b   []byte
 	pos int
@@ -433,6 +584,12 @@ func (r *uvReader) uv() uint64 {
 	}
 	r.pos += n
 	return v
+}
+
+// v reads a signed (zigzag) varint, as binary.AppendVarint writes it.
+func (r *uvReader) v() int64 {
+	u := r.uv()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (r *uvReader) str() string {
@@ -500,7 +657,7 @@ func VerifyFragmentIndex(ctx context.Context, st storage.Store, f Fragment) erro
 		seen := make([]bool, f.Rows)
 		prev := ""
 		for i := range d.first {
-			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], s.kind != SectionID, f.Rows)
+			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], s.kind != SectionID, s.packed, f.Rows)
 			if err != nil {
 				return err
 			}

@@ -75,12 +75,33 @@ func randomEdgeTable(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, 
 // hubs spanning blocks, absent keys, deleted rows, an unindexed fragment,
 // with and without a cache.
 func TestFragmentIndexMatchesScan(t *testing.T) {
+	for _, v := range []byte{fidxVersion, 1} {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { fragmentIndexMatchesScan(t, v) })
+	}
+}
+
+// fragmentIndexMatchesScan writes indexes of the given version (1: the
+// uncompressed blocks of graphs written before version 2, still read).
+func fragmentIndexMatchesScan(t *testing.T, version byte) {
+	defer func(v byte) { fidxWriteVersion = v }(fidxWriteVersion)
+	fidxWriteVersion = version
 	ctx := context.Background()
 	mem := checkedAlloc(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	st := storage.NewMem()
 	const nodes = 300
 	s := randomEdgeTable(t, r, st, 4, 900, nodes)
+	for _, f := range s.Fragments() {
+		if f.Index == "" {
+			continue
+		}
+		if err := VerifyFragmentIndex(ctx, st, f); err != nil {
+			t.Fatal(err)
+		}
+		if b, _, _ := st.Get(ctx, f.Index); b[4] != version {
+			t.Fatalf("index %s has version %d, want %d", f.Index, b[4], version)
+		}
+	}
 	rows, _ := scanAll(t, st, s, ScanOptions{Alloc: mem, RowOffsets: true})
 	for _, rd := range []*Reader{NewReader(st, nil), NewReader(st, cache.New[any](1<<20))} {
 		for trial := range 40 {

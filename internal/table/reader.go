@@ -189,7 +189,7 @@ func checkBloomUnit(f Fragment, off int64, b []byte) (any, int64, error) {
 // decodeBlockUnit decodes block i of section s (bytes b) and returns its
 // entries and cache size.
 func decodeBlockUnit(f Fragment, s *fidxSection, d *fidxDir, i int, b []byte) (any, int64, error) {
-	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, f.Rows)
+	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, s.packed, f.Rows)
 	if err != nil {
 		return nil, 0, err
 	}

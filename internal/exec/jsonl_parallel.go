@@ -1,0 +1,142 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+)
+
+// parseBlockLines and parseBlockBytes bound one parse job: a block ends
+// at whichever is reached first, so wide lines do not make blocks large.
+const (
+	parseBlockLines = 512
+	parseBlockBytes = 64 << 10
+)
+
+// parseBlock is a run of consecutive input lines and, once parsed, their
+// records; err is a read error after the block's lines (final).
+type parseBlock struct {
+	lines []int
+	text  [][]byte
+	recs  []Record
+	errs  []error
+	err   error
+	done  chan struct{}
+}
+
+// eachRecord calls fn with every record of r in input order, as Next
+// returns them, parsing lines on workers goroutines (parsing is most of a
+// reader's CPU). The first error — a bad line, an I/O error, fn's or ctx's
+// — stops it, and is the one Next would have returned first: blocks are
+// consumed in order and a block's lines in order. Memory is bounded by the
+// blocks in flight (about 3 × workers, each ≤ parseBlockBytes of text or
+// parseBlockLines lines, plus one line).
+func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) error) error {
+	if workers <= 1 {
+		for {
+			rec, err := r.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *parseBlock, workers)
+	order := make(chan *parseBlock, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.recs, b.errs = make([]Record, len(b.text)), make([]error, len(b.text))
+				for i, line := range b.text {
+					lr := Reader{cat: r.cat, line: b.lines[i]}
+					b.recs[i], b.errs[i] = lr.parseLine(line)
+				}
+				close(b.done)
+			}
+		}()
+	}
+	// The producer reads lines (cheap) and hands out blocks; a block goes
+	// to the workers and, in input order, to the consumer.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for {
+			b := &parseBlock{done: make(chan struct{})}
+			size, full := 0, false
+			for !full {
+				line, err := r.readLine()
+				if err != nil {
+					if !errors.Is(err, io.EOF) {
+						b.err = err
+					}
+					break
+				}
+				if len(bytes.TrimSpace(line)) == 0 {
+					continue
+				}
+				b.text = append(b.text, bytes.Clone(line))
+				b.lines = append(b.lines, r.line)
+				size += len(line)
+				full = len(b.text) == parseBlockLines || size >= parseBlockBytes
+			}
+			last := !full
+			select {
+			case jobs <- b:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case order <- b:
+			case <-ctx.Done():
+				return
+			}
+			if last {
+				return
+			}
+		}
+	}()
+	err := func() error {
+		for b := range order {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			select {
+			case <-b.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			for i, rec := range b.recs {
+				if b.errs[i] != nil {
+					return b.errs[i]
+				}
+				if err := fn(rec); err != nil {
+					return err
+				}
+			}
+			if b.err != nil {
+				return b.err
+			}
+		}
+		return ctx.Err()
+	}()
+	cancel()
+	// Drain so the producer and the workers finish before returning.
+	for range order {
+	}
+	wg.Wait()
+	return err
+}

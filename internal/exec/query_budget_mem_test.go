@@ -1,0 +1,217 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// budgetGraph is the generated graph of TestQueryRSSWithinCacheBudget:
+// Person i has name p<i>, age i%90, city c<i%50>; it knows budgetDst(i, k)
+// for k < 5.
+const (
+	budgetPersons = 200_000
+	budgetDegree  = 5
+	budgetSchema  = "node Person { name: String @key  age: I32?  city: String? }\nedge Knows: Person -> Person\n"
+	// budgetCache is a quarter of the graph's decoded images (Person ~32
+	// MB and Knows ~128 MB by snapshot.imageSize).
+	budgetCache = 40 << 20
+	// budgetSlack is what a query process may hold beyond its cache
+	// budget: the runtime, the binary, a query's own rows. Decoding the
+	// Knows image alone takes several times this.
+	budgetSlack = 100 << 20
+)
+
+func budgetDst(i, k int) int {
+	d := (i*7919 + k*104729 + 13) % budgetPersons
+	if d == i {
+		d = (d + 1) % budgetPersons
+	}
+	return d
+}
+
+// budgetInput streams the graph's JSONL: persons, then edges.
+type budgetInput struct {
+	i   int
+	buf []byte
+}
+
+func (g *budgetInput) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		switch {
+		case g.i < budgetPersons:
+			g.buf = fmt.Appendf(g.buf[:0], `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d"}}`+"\n", g.i, g.i%90, g.i%50)
+		case g.i < budgetPersons*(1+budgetDegree):
+			e := g.i - budgetPersons
+			src := e / budgetDegree
+			g.buf = fmt.Appendf(g.buf[:0], `{"edge":"Knows","from":"p%d","to":"p%d"}`+"\n", src, budgetDst(src, e%budgetDegree))
+		default:
+			return 0, io.EOF
+		}
+		g.i++
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
+}
+
+// TestQueryRSSWithinCacheBudget: each query runs in a fresh process (this
+// test binary, TestQueryRSSHelper) over a graph whose decoded images are 4×
+// its cache budget, and answers correctly with a peak RSS (the child's
+// VmHWM) within the budget plus budgetSlack. It pins the
+// query shapes whose memory the budget bounds: key lookups, bounded
+// traversals from a key, filtered counts, grouped aggregates and sums over
+// a streaming scan, and order … limit over a whole table (top-k). Not
+// timed; skipped with -short (the load takes a few seconds).
+//
+// INVARIANT: a read the partial paths answer holds O(budget + rows it
+// touches), never a whole table's image (docs/performance.md, cache budget).
+func TestQueryRSSWithinCacheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a 1.2M-entity graph")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Init(ctx, st, "budget.pg", budgetSchema, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Load(ctx, &budgetInput{}, LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Expected answers, from the generator.
+	filterCount := 0
+	var sum int64
+	var oldest []string
+	for i := range budgetPersons {
+		if i%90 == 31 && i%50 == 31 {
+			filterCount++
+		}
+		if i%90 > 10 {
+			sum += int64(i % 90)
+		}
+		if i%90 == 89 {
+			oldest = append(oldest, "p"+strconv.Itoa(i))
+		}
+	}
+	slices.Sort(oldest)
+	var top5 [][]any
+	for _, name := range oldest[:5] {
+		top5 = append(top5, []any{name, 89})
+	}
+	reach := map[int]bool{}
+	for k := range budgetDegree {
+		d := budgetDst(777, k)
+		reach[d] = true
+		for k2 := range budgetDegree {
+			reach[budgetDst(d, k2)] = true
+		}
+	}
+	perCity := budgetPersons / 50
+	cases := []struct {
+		name, src string
+		want      [][]any
+	}{
+		{"key", `match { $p: Person { name: "p777" } } return { $p.age }`, [][]any{{777 % 90}}},
+		{"2-hop", `match { $p: Person { name: "p777" }  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{len(reach)}}},
+		{"filter count", `match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c }`, [][]any{{filterCount}}},
+		{"group by", `match { $p: Person } return { $p.city, count($p) as c } order { c desc } limit 3`,
+			[][]any{{"c0", perCity}, {"c1", perCity}, {"c10", perCity}}},
+		{"sum", `match { $p: Person  $p.age > 10 } return { sum($p.age) as s }`, [][]any{{sum}}},
+		{"order limit", `match { $p: Person } return { $p.name, $p.age } order { $p.age desc } limit 5`, top5},
+	}
+	for _, tc := range cases {
+		cmd := osexec.Command(bin, "-test.run=^TestQueryRSSHelper$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "OMNIGRAPH_RSS_HELPER="+dir, "OMNIGRAPH_RSS_QUERY="+tc.src)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: helper: %v\n%s", tc.name, err, out)
+		}
+		got, rest, _ := strings.Cut(string(out), "\n")
+		hwm, _, _ := strings.Cut(rest, "\n")
+		rss, err := strconv.ParseInt(hwm, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: helper output %q", tc.name, out)
+		}
+		want, _ := json.Marshal(tc.want)
+		t.Logf("%s: peak RSS %.1f MiB (budget %d MiB + slack %d MiB)", tc.name, float64(rss)/(1<<20), budgetCache>>20, budgetSlack>>20)
+		if got != string(want) {
+			t.Errorf("%s: rows %s, want %s", tc.name, got, want)
+		}
+		if rss > budgetCache+budgetSlack {
+			t.Errorf("%s: peak RSS %d bytes over the budget %d + %d", tc.name, rss, budgetCache, budgetSlack)
+		}
+	}
+}
+
+// TestQueryRSSHelper runs one query for TestQueryRSSWithinCacheBudget in
+// its own process (cache budget budgetCache) and prints its rows as JSON.
+func TestQueryRSSHelper(t *testing.T) {
+	dir := os.Getenv("OMNIGRAPH_RSS_HELPER")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	ctx := context.Background()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(ctx, st, Options{CacheBytes: budgetCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := query.Compile(g.catalog0(t), "q.gq", "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := f.Query("q")
+	res, _, err := g.Query(ctx, Target{}, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("%s\n%d\n", b, peakRSS(t))
+}
+
+// peakRSS returns this process's peak resident set (VmHWM, bytes). Not
+// getrusage from the parent: a child's ru_maxrss starts from its parent's
+// resident set at the fork, before the exec.
+func peakRSS(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status: ", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
