@@ -122,18 +122,10 @@ func (o *blobOptions) checkRange(cmd *cobra.Command) error {
 }
 
 func (a *app) runBlobGet(cmd *cobra.Command, args []string, o *blobOptions) error {
-	cell, err := blobArgs(args)
-	if err != nil {
-		return err
-	}
 	if err := o.checkRange(cmd); err != nil {
 		return err
 	}
-	g, _, err := a.open(cmd, nil, "")
-	if err != nil {
-		return err
-	}
-	b, err := g.ReadBlob(cmd.Context(), omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}, cell)
+	b, err := a.readBlob(cmd, args, o)
 	if err != nil {
 		return err
 	}
@@ -175,16 +167,21 @@ func (a *app) writeBlob(path string, fill func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func (a *app) runBlobStat(cmd *cobra.Command, args []string, o *blobOptions) error {
+// readBlob reads the cell args select from the embedded graph.
+func (a *app) readBlob(cmd *cobra.Command, args []string, o *blobOptions) (*omnigraph.Blob, error) {
 	cell, err := blobArgs(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	g, _, err := a.open(cmd, nil, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, err := g.ReadBlob(cmd.Context(), omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}, cell)
+	return g.ReadBlob(cmd.Context(), omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}, cell)
+}
+
+func (a *app) runBlobStat(cmd *cobra.Command, args []string, o *blobOptions) error {
+	b, err := a.readBlob(cmd, args, o)
 	if err != nil {
 		return err
 	}
