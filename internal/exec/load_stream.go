@@ -50,9 +50,6 @@ type loadStream struct {
 	pendingBytes int64
 	pendingRecs  int
 	res          *LoadResult
-	// written lists every object the load created before its publish
-	// (chunk fragments, deletion vectors over them), for discard.
-	written []string
 	// own, once the tail chunk is flushed, is each type's fragments with
 	// deletion vectors hiding superseded images: computed once, reused by
 	// every publish attempt.
@@ -309,10 +306,6 @@ func (s *loadStream) flushType(ctx context.Context, t *stagedType) error {
 		if err != nil {
 			return t.bufError(err)
 		}
-		s.written = append(s.written, frag.Key)
-		if frag.Index != "" {
-			s.written = append(s.written, frag.Index)
-		}
 		fi := int32(len(t.frags))
 		t.frags = append(t.frags, frag)
 		off := int32(0)
@@ -394,25 +387,9 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 			return nil, fmt.Errorf("exec: %s: %w", tk, err)
 		}
 		own[tk] = st.Fragments()
-		for _, f := range own[tk] {
-			if f.DV != "" {
-				s.written = append(s.written, f.DV)
-			}
-		}
 	}
 	s.own = own
 	return own, nil
-}
-
-// discard deletes the objects the load wrote, best effort. Only for a load
-// that never reached its publish: those objects are referenced by nothing
-// and never will be. Otherwise cleanup reclaims them after its grace period.
-func (s *loadStream) discard(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	for _, key := range s.written {
-		_ = s.g.st.Delete(ctx, key) // best effort: cleanup reclaims leftovers
-	}
-	s.written = nil
 }
 
 // line returns the input line of a staged id, if staged.

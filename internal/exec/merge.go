@@ -81,6 +81,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 	}
 	res := &MergeResult{Source: source, Target: target}
 	var th commit.Head
+	ctx, end := g.ownLedger(ctx)
 	err = g.retryPublish(ctx, func(attempt int, _ *commit.HeadMovedError) error {
 		// Every attempt re-plans from the target's current head.
 		var tc *commit.Commit
@@ -118,6 +119,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 		errors.As(err, &moved)
 		return &ReadSetChangedError{Member: "graph_head:" + target, Change: ChangeChanged, Branch: target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
 	})
+	end(err)
 	if err != nil {
 		return nil, err
 	}
