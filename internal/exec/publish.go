@@ -389,7 +389,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				g.discard(ctx, w.ledger)
 				w.finish(nil, nil, err)
 			case c == nil:
-				g.discard(ctx, w.ledger) // objects of lost rounds only
+				g.discard(ctx, w.ledger)   // objects of lost rounds only
 				w.finish(nil, w.last, nil) // no-op: nothing to publish
 			default:
 				w.ledger.Add(commit.CommitKey(c.ID))
