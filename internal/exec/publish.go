@@ -547,7 +547,13 @@ func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.
 	if !g.maint.auto || len(touched) == 0 {
 		return nil, ""
 	}
+	// Its objects go out in a batch of their own, flushed before its
+	// commit is chained, so that their failure is the compaction's alone
+	// (the chain's objects are flushed by PublishChain). Its commit
+	// object is written with the chain's: a failure there fails the batch.
+	ctx = storage.WithSubBatch(ctx)
 	warn := func(err error) (*commit.Commit, string) {
+		_ = storage.Flush(ctx) // its puts are over before the ledger is discarded
 		g.autoErr(err)
 		return nil, autoCompactWarning(err)
 	}
@@ -576,6 +582,9 @@ func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.
 	}
 	if len(tables) == 0 {
 		return nil, ""
+	}
+	if err := storage.Flush(ctx); err != nil {
+		return warn(err)
 	}
 	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
