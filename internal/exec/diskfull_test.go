@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -277,4 +278,139 @@ func diffKeys(before, after []string) []string {
 		}
 	}
 	return out
+}
+
+// unsettled hides the store's Settled capability (and every wrapper
+// below it): a failed request may still land, as on S3.
+type unsettled struct{ storage.Store }
+
+// TestFailedWriteKeepsObjectsWhenOutcomeUnknown: when the ref CAS fails on
+// a store that cannot rule out its landing later, the write's objects may
+// be referenced, so the failed write deletes nothing; verify counts them
+// as unreachable and cleanup collects them. On a settled store the same
+// failure deletes them (TestDiskFullEveryDurableStep).
+func TestFailedWriteKeepsObjectsWhenOutcomeUnknown(t *testing.T) {
+	cases := []struct {
+		name string
+		op   storage.Op
+		// deleted: the failure proves the chain unpublished.
+		deleted bool
+	}{
+		{"ref CAS fails", storage.OpPutIfMatch, false},
+		{"fragment put fails", storage.OpPut, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := storage.NewFaulty(storage.NewMem())
+			st := unsettled{f}
+			g := engFixtureOn(t, st)
+			keys := objectKeys(t, st)
+			prefix := "refs/heads/main"
+			if tc.op == storage.OpPut {
+				prefix = "tables/node-Person/data/"
+			}
+			remove := f.Inject(storage.Fault{Op: tc.op, Prefix: prefix, Nth: 1, Err: errDiskFull})
+			_, err := g.Mutate(ctx, "main", engPlan(t, g, "insert_person"), map[string]any{"name": "Eve", "age": 41}, MutateOptions{})
+			remove()
+			if !errors.Is(err, storage.ErrNoSpace) {
+				t.Fatalf("err = %v, want ErrNoSpace", err)
+			}
+			left := diffKeys(keys, objectKeys(t, st))
+			if tc.deleted != (len(left) == 0) {
+				t.Fatalf("left behind: %v (want deleted: %v)", left, tc.deleted)
+			}
+			u := unreachable(t, st)
+			if tc.deleted != (u == integrity.Counts{}) {
+				t.Fatalf("unreachable %+v", u)
+			}
+			if !tc.deleted && (u.Commits != 1 || u.States != 1 || u.Fragments != 1) {
+				t.Fatalf("unreachable %+v, want the write's commit, state and fragment", u)
+			}
+			if _, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true, Grace: -1}); err != nil {
+				t.Fatal(err)
+			}
+			if u := unreachable(t, st); u != (integrity.Counts{}) {
+				t.Fatalf("after cleanup: unreachable %+v", u)
+			}
+		})
+	}
+}
+
+// TestGroupCommitLeftOutWriteDeletesOnlyItsOwn: in one batch, a write that
+// fails after writing objects (its fragment or its state cannot be
+// written) is left out and deletes what it wrote, while the writes chained
+// before and after it land with every object they name: nothing of the
+// published chain is deleted and nothing of the failed write stays. Behind
+// the batching layer a put's failure surfaces at the chain's flush and
+// fails the whole batch, which then deletes everything it wrote.
+func TestGroupCommitLeftOutWriteDeletesOnlyItsOwn(t *testing.T) {
+	for _, stack := range []string{"plain", "batching"} {
+		for _, failing := range []string{"tables/node-Company/data/", "tables/node-Company/state/"} {
+			t.Run(stack+"/"+failing, func(t *testing.T) {
+				ctx := context.Background()
+				f := storage.NewFaulty(storage.NewMem())
+				var st storage.Store = f
+				if stack == "batching" {
+					st = storage.NewBatching(f)
+				}
+				engFixtureOn(t, st)
+				h, err := Open(ctx, st, Options{NoAutoCompact: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				entered := holdFirstBatch(t, h, 3)
+				type write struct{ name, query string }
+				writes := []write{{"p1", "insert_person"}, {"bad", "insert_company"}, {"p2", "insert_person"}}
+				errs := make([]error, len(writes))
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := h.Mutate(ctx, "main", engPlan(t, h, "insert_person"), map[string]any{"name": "P0", "age": 1}, MutateOptions{}); err != nil {
+						t.Error(err)
+					}
+				}()
+				<-entered
+				remove := f.Inject(storage.Fault{Prefix: failing, Err: errDiskFull})
+				for i, w := range writes {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						params := map[string]any{"name": w.name}
+						if w.query == "insert_person" {
+							params["age"] = 2
+						}
+						_, errs[i] = h.Mutate(ctx, "main", engPlan(t, h, w.query), params, MutateOptions{})
+					}()
+					for queued(h, "main") < i+1 {
+						runtime.Gosched()
+					}
+				}
+				wg.Wait()
+				remove()
+				if !errors.Is(errs[1], storage.ErrNoSpace) {
+					t.Fatalf("left-out write: %v, want ErrNoSpace", errs[1])
+				}
+				// Plain puts fail inside the failing write's staging, which is
+				// left out. Behind batching they fail at the chain's flush,
+				// before its CAS: the whole batch fails, and deletes all.
+				persons := 5
+				for _, i := range []int{0, 2} {
+					switch {
+					case errs[i] == nil:
+						persons++
+					case stack == "plain" || !errors.Is(errs[i], storage.ErrNoSpace):
+						t.Fatalf("chained write %s: %v", writes[i].name, errs[i])
+					}
+				}
+				if u := unreachable(t, st); u != (integrity.Counts{}) {
+					t.Fatalf("unreachable %+v", u)
+				}
+				if p, c := engNodes(t, h, "Person", ""), engNodes(t, h, "Company", ""); len(p) != persons || len(c) != 2 {
+					t.Fatalf("persons %v, companies %v: want %d persons", p, c, persons)
+				}
+			})
+		}
+	}
 }
