@@ -80,6 +80,10 @@ var (
 	// ErrContention: a write kept losing the publish race until its retry
 	// budget ran out (*ContentionError); nothing was written.
 	ErrContention = exec.ErrContention
+	// ErrNoSpace: the graph's storage is full (ENOSPC, EDQUOT). The write
+	// that failed with it had no effect and deleted what it had written
+	// unless its publish's outcome was unknown; retry once space is free.
+	ErrNoSpace = storage.ErrNoSpace
 	// ErrCommitNotFound: no commit has the given id.
 	ErrCommitNotFound = exec.ErrCommitNotFound
 	// ErrAmbiguousCommit: a commit-id prefix matching several commits (the

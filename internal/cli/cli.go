@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/opconfig"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/spf13/cobra"
@@ -107,6 +108,9 @@ func Main(ctx context.Context, args []string, stdio *IO) int {
 					path = cmd.CommandPath()
 				}
 				fmt.Fprintf(stdio.Err, "Run '%s --help' for usage.\n", path)
+			}
+			if errors.Is(err, omnigraph.ErrNoSpace) {
+				fmt.Fprintln(stdio.Err, "hint: the disk (or quota) of the graph's storage is full; the write had no effect and removed what it had written. Free some space and run it again.")
 			}
 		}
 	}

@@ -51,6 +51,16 @@ func ExitCode(err error) int {
 	return 1
 }
 
+// printWarnings prints a write's warnings (it succeeded; something beside
+// it did not, such as its automatic compaction) on standard error, one
+// "warning: " line each, so standard output stays the result alone. Under
+// --json they are the result's "warnings" array instead.
+func (a *app) printWarnings(ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(a.io.Err, "warning: %s\n", w)
+	}
+}
+
 // conflictJSON is the --json error body of a write conflict: the shape of
 // the server's 409 ErrorOutput (spec/surfaces.md §2.5), with
 // read_set_conflict or key_conflict when the conflict names one.

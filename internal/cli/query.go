@@ -295,9 +295,11 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 			AffectedEdges int64       `json:"affected_edges"`
 			ActorID       *string     `json:"actor_id"`
 			Commit        *commitJSON `json:"commit"`
-		}{o.branch, qname, res.AffectedNodes, res.AffectedEdges, strPtr(a.g.as), toCommitJSON(res.Commit)}
+			Warnings      []string    `json:"warnings,omitempty"`
+		}{o.branch, qname, res.AffectedNodes, res.AffectedEdges, strPtr(a.g.as), toCommitJSON(res.Commit), res.Warnings}
 		return a.printJSON(out)
 	}
+	a.printWarnings(res.Warnings)
 	if res.Commit == nil {
 		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", qname)
 		return nil

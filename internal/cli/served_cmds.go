@@ -221,10 +221,12 @@ func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client)
 		Commit        *struct {
 			ID string `json:"graph_commit_id"`
 		} `json:"commit"`
+		Warnings []string `json:"warnings"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("the server's change output: %w", err)
 	}
+	a.printWarnings(out.Warnings)
 	if out.Commit == nil {
 		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", out.QueryName)
 		return nil
@@ -254,6 +256,7 @@ type servedLoadOut struct {
 	TotalEntities int64           `json:"total_entities"`
 	ActorID       *string         `json:"actor_id"`
 	Commit        json.RawMessage `json:"commit"`
+	Warnings      []string        `json:"warnings,omitempty"`
 }
 
 func (a *app) servedLoad(cmd *cobra.Command, args []string, rc *remote.Client) error {
@@ -292,6 +295,7 @@ func (a *app) servedLoad(cmd *cobra.Command, args []string, rc *remote.Client) e
 	_ = json.Unmarshal(out.Edges, &edges)
 	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
 		rc.URL(), out.Branch, out.Mode, out.TotalEntities, len(nodes), len(edges))
+	a.printWarnings(out.Warnings)
 	return nil
 }
 

@@ -310,6 +310,7 @@ func (s *shellSession) exec(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
+	s.a.printWarnings(res.Warnings)
 	if res.Commit == nil {
 		fmt.Fprintf(s.a.io.Out, "%s: nothing changed (no commit)\n", name)
 		return nil

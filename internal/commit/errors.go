@@ -159,3 +159,32 @@ func MissingObject(c *Commit, key string, err error) error {
 	return &CorruptError{Key: CommitKey(c.ID),
 		Err: fmt.Errorf("names %s, which is missing and was not removed by cleanup (run `omnigraph verify`): %w", key, err)}
 }
+
+// notPublishedError marks a publish failure after which the ref certainly
+// does not name the chain: the failure came before the CAS was sent, or the
+// CAS was refused, or (on a storage.Settled store) it failed and the ref,
+// read again, names another commit. It adds nothing to the message.
+type notPublishedError struct{ err error }
+
+func (e *notPublishedError) Error() string { return e.err.Error() }
+func (e *notPublishedError) Unwrap() error { return e.err }
+
+func notPublished(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notPublishedError{err: err}
+}
+
+// NotPublished reports whether err, returned by Publish or PublishChain,
+// proves that the ref was not moved to the commits it tried to publish (a
+// *HeadMovedError, a failure before the CAS, a refused CAS). Only then are
+// the objects those commits name certainly unreferenced, so that their
+// writer may delete them (storage.Ledger). Any other error — a CAS whose
+// outcome is unknown, a failure after the CAS succeeded — may leave a
+// published commit naming them.
+func NotPublished(err error) bool {
+	var np *notPublishedError
+	var moved *HeadMovedError
+	return errors.As(err, &np) || errors.As(err, &moved)
+}

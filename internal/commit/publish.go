@@ -113,6 +113,9 @@ func (r *Repo) NextCommit(ctx context.Context, base *Commit, req PublishRequest)
 // current head and the commit objects stay behind unreferenced (cleanup
 // reclaims them). On a precondition failure it re-reads the ref first: a
 // retried conditional PUT that actually won is reported as success.
+// NotPublished tells the errors after which the chain is certainly not
+// published; once the CAS was sent otherwise, ctx's storage.Ledger is
+// kept (its objects may be referenced).
 //
 // Cost with the base cached: N Puts (one batch) + 1 PutIfMatch; a lost CAS
 // adds 1 GET.
@@ -122,48 +125,62 @@ func (r *Repo) NextCommit(ctx context.Context, base *Commit, req PublishRequest)
 // concurrent publishers form one linear chain (TestConcurrentPublishLinear,
 // TestPublishChain).
 func (r *Repo) PublishChain(ctx context.Context, branch string, head Head, newBranch bool, chain []*Commit) (Head, error) {
+	h, sent, err := r.publishChain(ctx, branch, head, newBranch, chain)
+	if sent {
+		// The chain is, or may be, published: what the write recorded is
+		// referenced, or may be, and must stay.
+		storage.LedgerOf(ctx).Keep()
+	} else if err != nil {
+		err = notPublished(err)
+	}
+	return h, err
+}
+
+// publishChain is PublishChain; sent reports whether the ref CAS may have
+// been applied (it was sent, and its refusal or failure was not proven).
+func (r *Repo) publishChain(ctx context.Context, branch string, head Head, newBranch bool, chain []*Commit) (_ Head, sent bool, _ error) {
 	if r.readOnly {
-		return Head{}, ErrReadOnly
+		return Head{}, false, ErrReadOnly
 	}
 	if len(chain) == 0 {
-		return Head{}, fmt.Errorf("%w: empty commit chain", ErrInvalidRequest)
+		return Head{}, false, fmt.Errorf("%w: empty commit chain", ErrInvalidRequest)
 	}
 	prev := head.Commit
 	for _, c := range chain {
 		if p, ok := c.Parent(); !ok || p != prev {
-			return Head{}, fmt.Errorf("%w: commit %s does not follow %s in the chain", ErrInvalidRequest, c.ID, prev)
+			return Head{}, false, fmt.Errorf("%w: commit %s does not follow %s in the chain", ErrInvalidRequest, c.ID, prev)
 		}
 		prev = c.ID
 	}
 	last := chain[len(chain)-1]
 
 	if err := failpoint.Hit(FPBeforeCommitObject); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 	for _, c := range chain {
 		if err := r.putCommit(ctx, c); err != nil {
-			return Head{}, err
+			return Head{}, false, err
 		}
 	}
 	// The write's objects may have been sent concurrently (storage.Batching):
 	// all of them, the commits included, must be durable before the CAS,
 	// which itself is never deferred.
 	if err := storage.Flush(ctx); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 	ctx = storage.WithoutBatch(ctx)
 	if err := failpoint.Hit(FPAfterCommitObject); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 
 	if err := failpoint.Hit(FPBeforeCAS); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Head{}, err
+		return Head{}, false, err
 	}
 	next := Head{Branch: branch, Commit: last.ID, Seq: head.Seq + 1}
 	var info storage.Info
@@ -181,29 +198,32 @@ func (r *Repo) PublishChain(ctx context.Context, branch string, head Head, newBr
 	if casErr == nil {
 		next.ETag = info.ETag
 		if err := failpoint.Hit(FPAfterCAS); err != nil {
-			return Head{}, err
+			return Head{}, true, err
 		}
-		return next, nil
+		return next, true, nil
 	}
 
 	// The CAS failed or its outcome is unknown. The ref itself is the only
 	// truth: if it names our last commit, an earlier attempt of the
 	// conditional PUT won (S3 can report 412 for a retried request that
 	// succeeded).
+	refused := errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound)
 	now, err := r.ref(ctx, branch)
 	if err != nil {
-		if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
-			return Head{}, err // e.g. the branch was deleted
+		if refused {
+			return Head{}, false, err // e.g. the branch was deleted
 		}
-		return Head{}, &OutcomeUnknownError{Branch: branch, Commit: last.ID, Err: errors.Join(casErr, err)}
+		return Head{}, true, &OutcomeUnknownError{Branch: branch, Commit: last.ID, Err: errors.Join(casErr, err)}
 	}
 	if now.Commit == last.ID {
-		return now, nil
+		return now, true, nil
 	}
-	if errors.Is(casErr, storage.ErrPrecondition) || errors.Is(casErr, storage.ErrNotFound) {
-		return Head{}, &HeadMovedError{Branch: branch, Expected: head, Actual: now}
+	if refused {
+		return Head{}, false, &HeadMovedError{Branch: branch, Expected: head, Actual: now}
 	}
-	return Head{}, fmt.Errorf("advance %s: %w", RefKey(branch), casErr)
+	// A failed CAS and a ref naming another commit: on a settled store the
+	// request is over and did not apply; elsewhere it may still land.
+	return Head{}, !storage.IsSettled(r.store), fmt.Errorf("advance %s: %w", RefKey(branch), casErr)
 }
 
 // prepare validates req and builds the new commit without any store request

@@ -325,7 +325,7 @@ func (r *Repo) putCommit(ctx context.Context, c *Commit) error {
 	}
 	key := CommitKey(c.ID)
 	c.summed = true // the encoding carries a checksum
-	if _, err := r.store.Put(ctx, key, data); err != nil {
+	if _, err := storage.PutFresh(ctx, r.store, key, data); err != nil {
 		return fmt.Errorf("write commit %s: %w", key, err)
 	}
 	r.cache.Add(key, c, sizeOf(c, len(data)))

@@ -10,6 +10,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -65,6 +66,9 @@ type LoadResult struct {
 	// Embedded counts the @embed vectors the load computed.
 	Embedded int64
 	Commit   *CommitInfo
+	// Warnings report what failed beside the load, which itself succeeded
+	// (an automatic compaction); nil when nothing did.
+	Warnings []string
 }
 
 const progressEvery = 10000
@@ -122,17 +126,20 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 	if err != nil {
 		return nil, err
 	}
+	// The ledger records every object the load creates — its chunks while
+	// reading, then each attempt's — so that a failed load deletes them
+	// unless a publish whose outcome is unknown may have referenced them
+	// (runWrite decides).
+	ledger := storage.NewLedger()
+	ctx = storage.WithLedger(ctx, ledger)
 	s := newLoadStream(g, baseSnap, req)
 	if err := s.read(ctx, r, req.Progress); err != nil {
-		s.discard(ctx)
+		_ = s.wait() // an encoder still running would write after the deletes
+		g.discard(ctx, ledger)
 		return nil, err
 	}
 	s.res.Branch, s.res.BaseBranch = branch, req.From
-	// wrote: some attempt's objects were complete and its publish began.
-	// From then on the load's fragments may be referenced (a publish whose
-	// outcome is unknown), so only cleanup may reclaim them.
-	wrote := false
-	c, _, err := g.runWrite(ctx, writeRequest{
+	c, out, err := g.runWrite(ctx, writeRequest{
 		branch: branch, forkAt: forkAt, created: &s.res.BranchCreated, kind: commit.KindLoad, actor: req.Actor, message: "load " + string(req.Mode),
 		prepare: func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
 			if snap.Commit().Schema != base.Schema {
@@ -140,27 +147,15 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 				// re-read: every mode treats a schema change as a conflict.
 				return nil, &ReadSetChangedError{Member: "schema", Change: ChangeChanged, Branch: branch, Expected: base.ID.String(), Actual: snap.Commit().ID.String()}
 			}
-			p, err := s.prepare(ctx, snap)
-			if err != nil {
-				return nil, err
-			}
-			write := p.write
-			p.write = func(ctx context.Context, snap *snapshot.Snapshot) (map[string]string, error) {
-				tables, err := write(ctx, snap)
-				wrote = wrote || err == nil
-				return tables, err
-			}
-			return p, nil
+			return s.prepare(ctx, snap)
 		},
 	})
 	if err != nil {
-		if !wrote {
-			s.discard(ctx)
-		}
 		return nil, err
 	}
 	ci := commitInfo(c, branch)
 	s.res.Commit = &ci
+	s.res.Warnings = out.warnings
 	return s.res, nil
 }
 

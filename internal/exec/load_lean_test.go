@@ -63,14 +63,17 @@ func TestLoadLeanEdgesChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ledger := storage.NewLedger()
+	lctx := storage.WithLedger(ctx, ledger)
 	s := newLoadStream(g, snap, LoadRequest{Mode: LoadAppend})
-	if err := s.read(ctx, strings.NewReader(in.String()), nil); err != nil {
+	if err := s.read(lctx, strings.NewReader(in.String()), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(s.types[snapshot.EdgeKey("Knows")].skel.Upserts); n != 3 {
 		t.Fatalf("edge skeletons = %d, want 3 (the lean 20 need none)", n)
 	}
-	s.discard(ctx)
+	_ = s.wait()
+	g.discard(lctx, ledger) // the read was only inspected: its objects go
 
 	var exports []string
 	for _, chunk := range []int{0, 3} {

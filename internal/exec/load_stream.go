@@ -62,9 +62,6 @@ type loadStream struct {
 	pendingBytes int64
 	pendingRecs  int
 	res          *LoadResult
-	// written lists every object the load created before its publish
-	// (chunk fragments, deletion vectors over them), for discard.
-	written []string
 	// own, once the tail chunk is flushed, is each type's fragments with
 	// deletion vectors hiding superseded images: computed once, reused by
 	// every publish attempt.
@@ -73,7 +70,8 @@ type loadStream struct {
 	// Chunks are encoded and written by up to encoders goroutines while
 	// reading goes on (encode is most of a load's CPU). slots bounds the
 	// chunks in flight, so memory stays O(encoders × chunk); mu guards
-	// written, the types' frags and encErr, the first encoding error.
+	// the types' frags and encErr, the first encoding error. What the
+	// encoders write is recorded in the load's ledger (storage.PutFresh).
 	encoders int
 	settle   bool // LoadRequest.settleBeforeProgress
 	slots    chan struct{}
@@ -557,10 +555,6 @@ func (s *loadStream) encode(ctx context.Context, t *stagedType, fi int32, write 
 			}
 			return
 		}
-		s.written = append(s.written, frag.Key)
-		if frag.Index != "" {
-			s.written = append(s.written, frag.Index)
-		}
 		t.frags[fi] = frag
 	}()
 	return nil
@@ -617,6 +611,9 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 		return s.own, nil
 	}
 	if err := s.flush(ctx); err != nil {
+		// Encoders still running would write after a failed write's
+		// objects are deleted (its ledger): let them end first.
+		_ = s.wait()
 		return nil, err
 	}
 	if err := s.wait(); err != nil {
@@ -652,26 +649,9 @@ func (s *loadStream) finish(ctx context.Context) (map[string][]table.Fragment, e
 			return nil, fmt.Errorf("exec: %s: %w", tk, err)
 		}
 		own[tk] = st.Fragments()
-		for _, f := range own[tk] {
-			if f.DV != "" {
-				s.written = append(s.written, f.DV)
-			}
-		}
 	}
 	s.own = own
 	return own, nil
-}
-
-// discard deletes the objects the load wrote, best effort. Only for a load
-// that never reached its publish: those objects are referenced by nothing
-// and never will be. Otherwise cleanup reclaims them after its grace period.
-func (s *loadStream) discard(ctx context.Context) {
-	_ = s.wait() // an encoder still running would write after the deletes
-	ctx = context.WithoutCancel(ctx)
-	for _, key := range s.written {
-		_ = s.g.st.Delete(ctx, key) // best effort: cleanup reclaims leftovers
-	}
-	s.written = nil
 }
 
 // line returns the input line of a staged id, if staged.

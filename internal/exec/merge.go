@@ -84,6 +84,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 	}
 	res := &MergeResult{Source: source, Target: target}
 	var th commit.Head
+	ctx, end := g.ownLedger(ctx)
 	// The merge takes its turn among this handle's writes to the target
 	// (runExclusive), so it races only other processes' writers.
 	err = g.runExclusive(ctx, target, func(ctx context.Context) error {
@@ -125,6 +126,7 @@ func (g *Graph) Merge(ctx context.Context, source, target, actor string) (*Merge
 			return &ReadSetChangedError{Member: "graph_head:" + target, Change: ChangeChanged, Branch: target, Expected: th.Commit.String(), Actual: moved.Actual.Commit.String()}
 		})
 	})
+	end(err)
 	if err != nil {
 		return nil, err
 	}

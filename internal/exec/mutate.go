@@ -27,6 +27,9 @@ type MutateOptions struct {
 type MutationResult struct {
 	AffectedNodes, AffectedEdges int64
 	Commit                       *CommitInfo // nil when nothing changed
+	// Warnings report what failed beside the mutation, which itself
+	// succeeded (an automatic compaction); nil when nothing did.
+	Warnings []string
 }
 
 // Mutate runs a mutation plan on a branch as one atomic commit. Statements
@@ -57,7 +60,7 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 		}
 	}
 	var res MutationResult
-	c, _, err := g.runWrite(ctx, writeRequest{
+	c, out, err := g.runWrite(ctx, writeRequest{
 		branch: branch, ifCommit: o.IfCommit, kind: commit.KindMutate, actor: o.Actor, message: "mutate " + plan.Name,
 		prepare: func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
 			x := &mutExec{snap: snap, cat: snap.Catalog(), vals: newMutValues(plan, params, g.now().UTC()),
@@ -91,6 +94,7 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 		ci := commitInfo(c, branch)
 		res.Commit = &ci
 	}
+	res.Warnings = out.warnings
 	return &res, nil
 }
 

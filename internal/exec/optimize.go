@@ -100,6 +100,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 	// concurrently; Publish flushes them before its CAS.
 	ctx = storage.WithBatch(ctx)
 	defer storage.Flush(ctx)
+	ctx, end := g.ownLedger(ctx)
 	head, base, err := g.repo.Resolve(ctx, branch)
 	if err != nil {
 		return nil, err
@@ -179,6 +180,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 	}, func(attempt int, err error) error {
 		return fmt.Errorf("optimize: gave up after %d rebases: %w", attempt, err)
 	})
+	end(err)
 	if err != nil {
 		return nil, err
 	}

@@ -157,6 +157,16 @@ type queuedWrite struct {
 	commit *commit.Commit
 	prep   *prepared
 	err    error
+	// warnings are what went wrong beside the write, which itself
+	// succeeded (an inline compaction that failed).
+	warnings []string
+
+	// ledger records the objects this write created under names of its
+	// own, over all its attempts (its caller's, if the context carries
+	// one: a streamed load's chunks). The leader deletes them when the
+	// write fails and no commit naming them can have been published
+	// (docs/invariants.md, "A failed write deletes what it created").
+	ledger *storage.Ledger
 
 	// The previous staging of this write (leader only): what it read, on
 	// which snapshot, over which published head.
@@ -168,6 +178,13 @@ type queuedWrite struct {
 func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
 	w.commit, w.prep, w.err = c, p, err
 	close(w.done)
+}
+
+// writeOutcome is what runWrite returns besides the commit: the write's
+// staging and its warnings.
+type writeOutcome struct {
+	prep     *prepared
+	warnings []string
 }
 
 // runWrite is the common write pipeline (docs/write-path.md): capture the
@@ -197,17 +214,38 @@ func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
 // INVARIANT: nothing a write produces is visible before the publish CAS, and
 // a failure at any step leaves the branch at its old head
 // (TestEngineLoadCrashPoints, TestEngineStrictRace, TestGroupCommit).
-func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit, *prepared, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit, writeOutcome, error) {
+	w := &queuedWrite{ctx: ctx, req: req, lead: make(chan struct{}), done: make(chan struct{}), ledger: storage.LedgerOf(ctx)}
+	if w.ledger == nil {
+		w.ledger = storage.NewLedger()
 	}
-	w := &queuedWrite{ctx: ctx, req: req, lead: make(chan struct{}), done: make(chan struct{})}
+	// A write that returns before a leader takes it was never staged: what
+	// its caller wrote for it is unreferenced.
+	untaken := func(err error) (*commit.Commit, writeOutcome, error) {
+		g.discard(ctx, w.ledger)
+		return nil, writeOutcome{}, err
+	}
+	result := func() (*commit.Commit, writeOutcome, error) {
+		return w.commit, writeOutcome{prep: w.prep, warnings: w.warnings}, w.err
+	}
+	if err := ctx.Err(); err != nil {
+		return untaken(err)
+	}
 	if req.forkAt != nil || g.maxBatch == 1 {
 		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil)
-		return w.commit, w.prep, w.err
+		return result()
 	}
 	g.enqueue(ctx, req.branch, w)
-	return w.commit, w.prep, w.err
+	return result()
+}
+
+// untaken finishes a write that left its queue before a leader took it: it
+// was never staged, so what its caller wrote for it is unreferenced.
+func (g *Graph) untaken(w *queuedWrite, err error) {
+	w.finish(nil, nil, err)
+	if w.ledger != nil {
+		g.discard(w.ctx, w.ledger)
+	}
 }
 
 // runExclusive runs fn as a write to branch that is never chained with
@@ -240,7 +278,7 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 	select {
 	case q.slots <- struct{}{}:
 	case <-ctx.Done():
-		w.finish(nil, nil, ctx.Err())
+		g.untaken(w, ctx.Err())
 		return
 	}
 	defer func() { <-q.slots }()
@@ -262,7 +300,7 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 			if !w.promoted && !w.taken {
 				q.waiting = slices.DeleteFunc(q.waiting, func(o *queuedWrite) bool { return o == w })
 				g.queues.mu.Unlock()
-				w.finish(nil, nil, ctx.Err())
+				g.untaken(w, ctx.Err())
 				return
 			}
 			lead = w.promoted
@@ -315,6 +353,32 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 	g.queues.mu.Unlock()
 }
 
+// ownLedger gives a write that publishes alone with retryPublish (merge,
+// optimize) a ledger of its own in ctx. end, called with the write's
+// error, deletes what the write created when it failed and no publish of
+// it may have landed (commit.PublishChain keeps the ledger once a CAS was
+// sent and not proven refused).
+func (g *Graph) ownLedger(ctx context.Context) (context.Context, func(err error)) {
+	l := storage.NewLedger()
+	ctx = storage.WithLedger(ctx, l)
+	return ctx, func(err error) {
+		if err == nil {
+			l.Keep()
+			return
+		}
+		_ = storage.Flush(ctx) // a failed write's deferred puts, if any
+		g.discard(ctx, l)
+	}
+}
+
+// discard deletes the objects a failed write created, best effort
+// (storage.Ledger.Discard): only for a write no published commit can
+// reference, after its batch is flushed. What it cannot delete is garbage
+// for cleanup.
+func (g *Graph) discard(ctx context.Context, l *storage.Ledger) {
+	_ = l.Discard(ctx, g.st)
+}
+
 // commitBatch publishes a batch of writes as one chain with one CAS,
 // retrying lost races, and finishes every write of it exactly once: live
 // (a write published alone), or what pull takes from the branch's queue
@@ -323,8 +387,21 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 // cancellation: each write's own context is honoured at its staging and
 // before the CAS.
 func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWrite, pull func(n int) []*queuedWrite) {
-	fail := func(ws []*queuedWrite, err error) {
+	// Each write's objects are recorded in its own ledger (stage), never in
+	// the leader's.
+	ctx = storage.WithLedger(ctx, nil)
+	// fail finishes ws with err. unpublished: no commit naming their
+	// objects can have been published (every attempt's CAS was refused or
+	// never sent), so they are deleted; otherwise (an outcome-unknown CAS,
+	// a failure after it) they stay for cleanup. Callers have flushed the
+	// batch.
+	fail := func(ws []*queuedWrite, err error, unpublished bool) {
 		for _, w := range ws {
+			if unpublished {
+				g.discard(ctx, w.ledger)
+			} else {
+				w.ledger.Keep()
+			}
 			w.finish(nil, nil, err)
 		}
 	}
@@ -352,7 +429,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 	}
 	more()
 	if err != nil {
-		fail(live, err)
+		fail(live, err, true)
 		return
 	}
 	start := time.Now()
@@ -361,6 +438,21 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		bctx := storage.WithBatch(ctx)
 		var chain []*commit.Commit
 		var members []*queuedWrite
+		// leftOut are writes that failed after sending objects into this
+		// round's batch: they are finished, their objects deleted, once the
+		// batch is flushed (settle). A failed inline compaction's objects
+		// (compactLedger) go the same way: no commit names them.
+		var leftOut []*queuedWrite
+		var compactLedger *storage.Ledger
+		settle := func() {
+			for _, w := range leftOut {
+				g.discard(ctx, w.ledger)
+				w.finish(nil, nil, w.err)
+			}
+			leftOut = nil
+			g.discard(ctx, compactLedger)
+			compactLedger = nil
+		}
 		touched := map[string]string{}
 		tip := base
 		for i := 0; i < len(live); i++ {
@@ -368,26 +460,38 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			if i == len(live)-1 {
 				more() // writes that queued while those ahead were staged
 			}
+			recorded := w.ledger.Len()
 			c, tables, err := g.stage(bctx, w, branch, head, base, tip, newBranch)
 			switch {
+			case err != nil && w.ledger.Len() > recorded:
+				w.err = err // left out of the chain, once its objects are flushed
+				leftOut = append(leftOut, w)
 			case err != nil:
-				w.finish(nil, nil, err) // left out of the chain
+				// Left out of the chain. Whatever it wrote before (its
+				// caller, lost rounds) is durable and named by no commit
+				// that can be published.
+				g.discard(ctx, w.ledger)
+				w.finish(nil, nil, err)
 			case c == nil:
+				g.discard(ctx, w.ledger)   // objects of lost rounds only
 				w.finish(nil, w.last, nil) // no-op: nothing to publish
 			default:
+				w.ledger.Add(commit.CommitKey(c.ID))
 				chain, members, tip = append(chain, c), append(members, w), c
 				maps.Copy(touched, tables)
 			}
 		}
 		if len(chain) == 0 {
 			_ = storage.Flush(bctx)
+			settle()
 			return
 		}
 		if g.testBeforePublish != nil {
 			g.testBeforePublish(lost)
 		}
 		// A write cancelled while staged is left out, and the others are
-		// staged again without it (the chain after it built on it).
+		// staged again without it (the chain after it built on it; their
+		// stagings named its objects, and none of them is published).
 		var cancelled []*queuedWrite
 		for _, w := range members {
 			if w.ctx.Err() != nil {
@@ -396,27 +500,52 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		}
 		if len(cancelled) > 0 {
 			_ = storage.Flush(bctx)
+			settle()
 			for _, w := range cancelled {
+				g.discard(ctx, w.ledger)
 				w.finish(nil, nil, w.ctx.Err())
 			}
 			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
 			continue
 		}
 		// Inline compaction rides in the same CAS, as the chain's last
-		// commit (a maintenance commit: it changes no content).
-		if c := g.chainCompaction(bctx, branch, head, tip, touched); c != nil {
+		// commit (a maintenance commit: it changes no content). Its failure
+		// is a warning on every write of the batch, never a failure.
+		cl := storage.NewLedger()
+		c, warn := g.chainCompaction(storage.WithLedger(bctx, cl), branch, head, tip, touched)
+		if c != nil {
+			cl.Add(commit.CommitKey(c.ID))
 			chain = append(chain, c)
+		} else {
+			compactLedger = cl
+		}
+		for _, w := range members {
+			w.warnings = nil
+			if warn != "" {
+				w.warnings = []string{warn}
+			}
+		}
+		// unpublished finishes members after a failure that proves the
+		// chain was not published, deleting the compaction's objects too.
+		unpublished := func(err error) {
+			if c != nil {
+				g.discard(ctx, cl)
+			}
+			fail(members, err, true)
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
 			_ = storage.Flush(bctx)
-			fail(members, err)
+			settle()
+			unpublished(err)
 			return
 		}
 		_, err := g.repo.PublishChain(bctx, branch, head, newBranch, chain)
 		_ = storage.Flush(bctx) // no-op unless PublishChain failed before its own flush
+		settle()
 		if err == nil {
+			cl.Keep()
 			if err := failpoint.Hit(FPAfterPublish); err != nil {
-				fail(members, err)
+				fail(members, err, false) // published: the objects are referenced
 				return
 			}
 			for _, w := range members {
@@ -425,35 +554,49 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				}
 			}
 			for i, w := range members {
+				w.ledger.Keep()
 				w.finish(chain[i], w.last, nil)
 			}
 			return
 		}
 		var moved *commit.HeadMovedError
 		if !errors.As(err, &moved) {
-			fail(members, err)
+			if commit.NotPublished(err) {
+				unpublished(err)
+			} else {
+				// The CAS may have landed: leave everything to cleanup.
+				cl.Keep()
+				fail(members, err, false)
+			}
 			return
+		}
+		// The CAS was refused: this round's commits and the compaction's
+		// objects are named by nothing. The writes' own objects may be
+		// reused by their next staging (a load's chunks), so they stay in
+		// their ledgers.
+		if c != nil {
+			g.discard(ctx, cl)
 		}
 		lost++
 		if lost > g.maxRetries || time.Since(start) > g.retryBudget {
-			fail(members, &ContentionError{Branch: branch, Attempts: lost, Elapsed: time.Since(start)})
+			fail(members, &ContentionError{Branch: branch, Attempts: lost, Elapsed: time.Since(start)}, true)
 			return
 		}
 		if err := retryBackoff(ctx, lost-1); err != nil {
-			fail(members, err)
+			fail(members, err, true)
 			return
 		}
 		// Rebase the batch onto the head that won.
 		newHead := moved.Actual
 		if newHead.ETag == "" || newHead.Seq == 0 {
 			if newHead, err = g.repo.Head(ctx, branch); err != nil {
-				fail(members, err)
+				fail(members, err, true)
 				return
 			}
 		}
 		newBase, err := g.repo.Commit(ctx, newHead.Commit)
 		if err != nil {
-			fail(members, err)
+			fail(members, err, true)
 			return
 		}
 		head, base, newBranch, live = newHead, newBase, false, members
@@ -481,31 +624,40 @@ func (g *Graph) takeTurn(ctx context.Context, branch string) func() {
 // of the tables the batch touched, those its tip leaves with more small
 // fragments than the threshold are compacted on the tip, and the result is
 // one maintenance commit on top of it, published with the batch. Its
-// failures never fail the writes (nil: no compaction).
-func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) *commit.Commit {
+// failures never fail the writes: it returns no commit and a warning for
+// the writes' results, and the objects it wrote (recorded in ctx's ledger)
+// are named by nothing.
+func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) (*commit.Commit, string) {
 	if !g.maint.auto || len(touched) == 0 {
-		return nil
+		return nil, ""
+	}
+	// Its objects go out in a batch of their own, flushed before its
+	// commit is chained, so that their failure is the compaction's alone
+	// (the chain's objects are flushed by PublishChain). Its commit
+	// object is written with the chain's: a failure there fails the batch.
+	ctx = storage.WithSubBatch(ctx)
+	warn := func(err error) (*commit.Commit, string) {
+		_ = storage.Flush(ctx) // its puts are over before the ledger is discarded
+		g.autoErr(err)
+		return nil, autoCompactWarning(err)
 	}
 	snap, err := g.snapshotOf(ctx, tip, branch)
 	if err != nil {
-		g.autoErr(err)
-		return nil
+		return warn(err)
 	}
 	tables := map[string]string{}
 	var summary []string
 	for _, tk := range sortedTableKeys(touched) {
 		s, err := g.readState(ctx, touched[tk])
 		if err != nil {
-			g.autoErr(err)
-			return nil
+			return warn(err)
 		}
 		if !g.maint.needsAuto(s) {
 			continue
 		}
 		c, err := g.compactTable(ctx, snap, tk, true)
 		if err != nil {
-			g.autoErr(fmt.Errorf("optimize %s: %w", tk, err))
-			return nil
+			return warn(fmt.Errorf("optimize %s: %w", tk, err))
 		}
 		if c.to != "" {
 			tables[tk] = c.to
@@ -513,15 +665,23 @@ func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.
 		}
 	}
 	if len(tables) == 0 {
-		return nil
+		return nil, ""
+	}
+	if err := storage.Flush(ctx); err != nil {
+		return warn(err)
 	}
 	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
 	if err != nil {
-		g.autoErr(err)
-		return nil
+		return warn(err)
 	}
-	return c
+	return c, ""
+}
+
+// autoCompactWarning is the warning a write's result carries when its
+// inline compaction failed.
+func autoCompactWarning(err error) string {
+	return "automatic compaction failed (the write itself succeeded; run 'omnigraph optimize' later): " + err.Error()
 }
 
 // stage prepares one write of a batch on tip (the published head base, or
@@ -534,8 +694,10 @@ func (g *Graph) stage(bctx context.Context, w *queuedWrite, branch string, head 
 	if err := w.ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	// Reads run under the write's context and see the batch's objects.
-	ictx := storage.ShareBatch(w.ctx, bctx)
+	// Reads run under the write's context and see the batch's objects;
+	// what the write creates is recorded in its ledger.
+	ictx := storage.WithLedger(storage.ShareBatch(w.ctx, bctx), w.ledger)
+	wctx := storage.WithLedger(bctx, w.ledger)
 	if req.ifCommit != "" && tip.ID.String() != req.ifCommit {
 		// Maintenance commits on top of the expected one change no content.
 		if ok, err := g.onlyMaintenanceSince(ictx, req.ifCommit, tip); err != nil || !ok {
@@ -570,14 +732,14 @@ func (g *Graph) stage(bctx context.Context, w *queuedWrite, branch string, head 
 	// for them all before its CAS.
 	var tables map[string]string
 	if p.write != nil {
-		tables, err = p.write(bctx, snap)
+		tables, err = p.write(wctx, snap)
 	} else {
-		tables, err = g.writeTables(bctx, snap, p.delta)
+		tables, err = g.writeTables(wctx, snap, p.delta)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := g.repo.NextCommit(bctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+	c, err := g.repo.NextCommit(wctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 		Actor: req.actor, Message: req.message, Kind: req.kind, SchemaKey: p.schemaKey, Removed: p.removed, NewBranch: newBranch})
 	if err != nil {
 		return nil, nil, err

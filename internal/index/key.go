@@ -238,7 +238,7 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 		return table.IndexRef{}, err
 	}
 	key := prefix + "/index/" + ulid.Make().String() + ".idx"
-	if _, err := st.Put(ctx, key, data); err != nil {
+	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
 		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
 	}
 	covered := make([]string, len(frags))

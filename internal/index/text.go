@@ -349,7 +349,7 @@ func VerifyText(key string, b []byte) (*TextIndex, error) {
 // carries.
 func WriteText(ctx context.Context, st storage.Store, prefix, fragKey, col string, x *TextIndex) (table.IndexRef, error) {
 	key := prefix + "/index/" + ulid.Make().String() + ".fts"
-	if _, err := st.Put(ctx, key, x.Encode()); err != nil {
+	if _, err := storage.PutFresh(ctx, st, key, x.Encode()); err != nil {
 		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
 	}
 	return table.IndexRef{Name: TextIndexName(col), Kind: KindText, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil

@@ -428,7 +428,7 @@ func WriteVector(ctx context.Context, st storage.Store, prefix, fragKey, col str
 	}
 	x := BuildVector(vecs, dim, 0)
 	key := prefix + "/index/" + ulid.Make().String() + ".ivf"
-	if _, err := st.Put(ctx, key, x.Encode()); err != nil {
+	if _, err := storage.PutFresh(ctx, st, key, x.Encode()); err != nil {
 		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
 	}
 	return table.IndexRef{Name: VectorIndexName(col), Kind: KindVector, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil

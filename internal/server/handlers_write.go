@@ -88,7 +88,7 @@ func (c *call) mutate(branch, src, name string, params map[string]any, ifCommit 
 		return err
 	}
 	return c.json(http.StatusOK, ChangeOutput{QueryName: qname, Branch: branch, AffectedNodes: res.AffectedNodes,
-		AffectedEdges: res.AffectedEdges, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit)})
+		AffectedEdges: res.AffectedEdges, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings})
 }
 
 func parseMode(m string) (omnigraph.LoadMode, error) {
@@ -159,7 +159,7 @@ func (s *Server) handleIngest(legacy bool) func(c *call) (*plan, error) {
 			}
 			return c.json(http.StatusOK, IngestOutput{URI: c.g.uri, Branch: res.Branch, BaseBranch: strPtr(from),
 				BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
-				TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit)})
+				TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings})
 		}}, nil
 	}
 }
@@ -188,7 +188,7 @@ func (s *Server) handleLoadNDJSON(c *call) (*plan, error) {
 		}
 		return c.json(http.StatusOK, GraphBatchLoadOutput{Branch: res.Branch, BaseBranch: strPtr(from),
 			BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
-			TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit)})
+			TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings})
 	}}, nil
 }
 

@@ -126,6 +126,10 @@ type ChangeOutput struct {
 	AffectedEdges int64         `json:"affected_edges" openapi:"required"`
 	ActorID       *string       `json:"actor_id,omitempty"`
 	Commit        *CommitOutput `json:"commit"`
+	// Warnings (an addition to the reference shape, absent when empty)
+	// report what failed beside the write, which itself succeeded: an
+	// automatic compaction.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ParamDescriptor is one declared parameter of a stored query.
@@ -192,6 +196,8 @@ type IngestOutput struct {
 	TotalEntities int64                         `json:"total_entities" openapi:"required"`
 	ActorID       *string                       `json:"actor_id,omitempty"`
 	Commit        *CommitOutput                 `json:"commit"`
+	// Warnings: as ChangeOutput.Warnings.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // GraphBatchLoadOutput is the result of POST /load/ndjson.
@@ -205,6 +211,8 @@ type GraphBatchLoadOutput struct {
 	TotalEntities int64                         `json:"total_entities" openapi:"required"`
 	ActorID       *string                       `json:"actor_id,omitempty"`
 	Commit        *CommitOutput                 `json:"commit"`
+	// Warnings: as ChangeOutput.Warnings.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ExportRequest is POST /export; unknown fields are refused.

@@ -49,6 +49,9 @@ type Batch struct {
 	errs    []error
 	pending map[string][]byte
 	sem     chan struct{}
+	// parent, for a sub-batch (WithSubBatch), is the batch whose pending
+	// puts it reads too.
+	parent *Batch
 }
 
 type batchKey struct{}
@@ -60,6 +63,16 @@ const maxBatchInFlight = 128
 // WithBatch returns a context carrying a new batch.
 func WithBatch(ctx context.Context) context.Context {
 	return context.WithValue(ctx, batchKey{}, &Batch{pending: map[string][]byte{}, sem: make(chan struct{}, maxBatchInFlight)})
+}
+
+// WithSubBatch returns a context carrying a new batch that also reads the
+// pending puts of ctx's batch (read your own writes across both) but is
+// flushed on its own: a part of a write whose failure must not fail the
+// rest (an inline compaction) flushes its sub-batch and learns its own
+// errors only. Without a batch in ctx it is WithBatch.
+func WithSubBatch(ctx context.Context) context.Context {
+	b := &Batch{pending: map[string][]byte{}, sem: make(chan struct{}, maxBatchInFlight), parent: batchOf(ctx)}
+	return context.WithValue(ctx, batchKey{}, b)
 }
 
 // WithoutBatch returns ctx with no batch: puts through it are synchronous.
@@ -124,8 +137,11 @@ func (b *Batch) lookup(key string) ([]byte, bool) {
 		return nil, false
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	d, ok := b.pending[key]
+	b.mu.Unlock()
+	if !ok {
+		return b.parent.lookup(key)
+	}
 	return d, ok
 }
 

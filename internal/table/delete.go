@@ -81,7 +81,7 @@ func writeDV(ctx context.Context, st storage.Store, prefix string, dv DeletionVe
 	if err := failpoint.Hit(FPBeforeDV); err != nil {
 		return "", err
 	}
-	if _, err := st.Put(ctx, key, encodeDV(dv)); err != nil {
+	if _, err := storage.PutFresh(ctx, st, key, encodeDV(dv)); err != nil {
 		return "", fmt.Errorf("table: write deletion vector %s: %w", key, err)
 	}
 	if err := failpoint.Hit(FPAfterDV); err != nil {

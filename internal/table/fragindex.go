@@ -606,7 +606,7 @@ func (r *uvReader) str() string {
 // writeFragmentIndex stores the index of a fragment written under key.
 func writeFragmentIndex(ctx context.Context, st storage.Store, fragKey string, data []byte) (string, error) {
 	key := fragmentIndexKey(fragKey)
-	if _, err := st.Put(ctx, key, data); err != nil {
+	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
 		return "", fmt.Errorf("table: write fragment index %s: %w", key, err)
 	}
 	return key, nil

@@ -181,7 +181,7 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	} else {
 		idxErr <- nil
 	}
-	_, err = st.Put(ctx, key, buf.Bytes())
+	_, err = storage.PutFresh(ctx, st, key, buf.Bytes())
 	if ierr := <-idxErr; err == nil {
 		err = ierr
 	}

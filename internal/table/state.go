@@ -367,12 +367,22 @@ func jsonOffset(err error) int64 {
 // WriteState stores the state under its content address and returns the key.
 // Writing is idempotent: an existing object under the key holds the same bytes
 // (the name is their hash), so ErrExists counts as success.
+//
+// A state naming an object ctx's ledger holds (the write's new fragment,
+// deletion vector or index) is the write's own — no other write can encode
+// those bytes — and joins the ledger, before the put so that a put that
+// failed after creating the object is covered too. Any other state may be
+// shared with other writes, published ones included, and is never recorded
+// (storage.Ledger).
 func WriteState(ctx context.Context, st storage.Store, prefix string, s *State) (string, error) {
 	data, err := s.Encode()
 	if err != nil {
 		return "", err
 	}
 	key := StateKey(prefix, data)
+	if l := storage.LedgerOf(ctx); l != nil && s.namesAny(l) {
+		l.Add(key)
+	}
 	if err := failpoint.Hit(FPBeforeState); err != nil {
 		return "", err
 	}
@@ -383,6 +393,21 @@ func WriteState(ctx context.Context, st storage.Store, prefix string, s *State) 
 		return "", err
 	}
 	return key, nil
+}
+
+// namesAny reports whether the state names an object l holds.
+func (s *State) namesAny(l *storage.Ledger) bool {
+	for _, f := range s.fragments {
+		if l.Has(f.Key) || (f.DV != "" && l.Has(f.DV)) || (f.Index != "" && l.Has(f.Index)) {
+			return true
+		}
+	}
+	for _, r := range s.indexes {
+		if l.Has(r.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadState fetches and decodes the state at key.
