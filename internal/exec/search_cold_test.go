@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
+	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -71,7 +72,8 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 	})
 	for _, q := range []string{"graph", "alpha beta", "omega time learning", "nothing"} {
 		for _, name := range []string{"top", "ids"} {
-			cnt := storage.NewCounting(mem)
+			kl := newObjLog(mem)
+			cnt := storage.NewCounting(kl)
 			cold, err := Open(ctx, cnt, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -87,11 +89,24 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 			p, _ := f.Query(name)
 			params := map[string]any{"q": q}
 			before := cnt.Snapshot()
+			kl.take()
 			got, err := cold.QueryAt(ctx, snap, p, params)
 			if err != nil {
 				t.Fatal(err)
 			}
 			read := cnt.Snapshot().Sub(before)
+			objs := kl.take()
+			// The full-text indexes are read by range only: each one's
+			// front, then per query term at most its dictionary block and
+			// its postings.
+			if fts := objs["fts"]; fts.Gets != 0 || fts.Ranges > int64(len(fts.Keys)*(1+2*len(index.QueryTerms(q)))) {
+				t.Errorf("%s(%q): full-text index reads %+v", name, q, fts)
+			}
+			for class := range objs {
+				if class == "ivf" || class == "idx" {
+					t.Errorf("%s(%q): read %s objects", name, q, class)
+				}
+			}
 			if cold.partialReads.Load() != 1 {
 				t.Fatalf("%s(%q): the cold ranking did not take the index path", name, q)
 			}
@@ -109,7 +124,7 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 			if !reflect.DeepEqual(got.Rows, want.Rows) {
 				t.Fatalf("%s(%q): cold %v\nexact %v", name, q, got.Rows, want.Rows)
 			}
-			t.Logf("%s(%q): %d rows, %d requests, %d bytes of %d", name, q, len(got.Rows), read.Requests(), bytes, total)
+			t.Logf("%s(%q): %d rows, %d requests, %d bytes of %d; by object: %v", name, q, len(got.Rows), read.Requests(), bytes, total, objs)
 		}
 	}
 }

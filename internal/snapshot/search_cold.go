@@ -112,33 +112,39 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	frags := st.Fragments()
 	type fragText struct {
 		f    table.Fragment
-		x    *index.TextIndex
+		x    *index.TextSource
 		dels []int64
+		post map[string][]index.Posting // postings of the query terms
 	}
+	terms := index.QueryTerms(q)
 	parts := make([]fragText, len(frags))
 	for i, f := range frags {
 		ref, ok := index.RefFor(refs, index.KindText, rk.Field, f.Key)
 		if !ok {
 			return nil, false, nil
 		}
-		v, err := s.l.cache.GetOrLoad(ctx, "search/fts/"+ref.Key, func(ctx context.Context) (any, int64, error) {
-			x, err := index.ReadText(ctx, s.l.st, ref.Key)
-			if err != nil {
-				return nil, 0, err
-			}
-			return x, x.Size(), nil
-		})
-		if err != nil {
+		// A decoded index (this handle read it whole) answers from
+		// memory; otherwise ranged reads of the query terms only.
+		var src *index.TextSource
+		if v, hit := s.l.cache.Get("search/fts/" + ref.Key); hit {
+			src = index.TextSourceOf(v.(*index.TextIndex))
+		} else if src, err = index.OpenText(ctx, s.l.st, ref.Key); err != nil {
 			return nil, false, err
 		}
-		parts[i] = fragText{f: f, x: v.(*index.TextIndex)}
+		p := fragText{f: f, x: src, post: map[string][]index.Posting{}}
+		for _, t := range terms {
+			if p.post[t], err = src.Postings(ctx, t); err != nil {
+				return nil, false, err
+			}
+		}
 		if f.DV != "" {
 			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
 			if err != nil {
 				return nil, false, err
 			}
-			parts[i].dels = dv.Offsets
+			p.dels = dv.Offsets
 		}
+		parts[i] = p
 	}
 	live := func(p *fragText, off int32) bool {
 		_, gone := slices.BinarySearch(p.dels, int64(off))
@@ -150,23 +156,24 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		p := &parts[i]
 		stats.Docs += p.x.Docs()
 		stats.Total += p.x.TotalLen()
-		for _, d := range p.dels {
-			if dl, ok := p.x.DocLen(int(d)); ok {
+		dls, err := p.x.DocLens(ctx, p.dels)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, dl := range dls {
+			if dl >= 0 {
 				stats.Docs--
 				stats.Total -= int64(dl)
 			}
 		}
 	}
-	terms := index.QueryTerms(q)
 	for _, t := range terms {
 		for i := range parts {
 			p := &parts[i]
-			if ti, ok := p.x.Lookup(t); ok {
-				p.x.Postings(ti, func(off, _ int32) {
-					if live(p, off) {
-						stats.DF[t]++
-					}
-				})
+			for _, e := range p.post[t] {
+				if live(p, e.Off) {
+					stats.DF[t]++
+				}
 			}
 		}
 	}
@@ -192,17 +199,15 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 				continue
 			}
 			idf := index.BM25IDF(stats.Docs, df)
-			ti, _ := p.x.Lookup(t)
-			p.x.Postings(ti, func(off, tf int32) {
-				if !live(p, off) {
-					return
+			for _, e := range p.post[t] {
+				if !live(p, e.Off) {
+					continue
 				}
-				dl, _ := p.x.DocLen(int(off))
-				if _, seen := score[off]; !seen {
-					order = append(order, off)
+				if _, seen := score[e.Off]; !seen {
+					order = append(order, e.Off)
 				}
-				score[off] += index.BM25Term(idf, tf, dl, avgdl)
-			})
+				score[e.Off] += index.BM25Term(idf, e.TF, e.DL, avgdl)
+			}
 		}
 		for _, off := range order {
 			hits = append(hits, hit{part: i, off: off, score: score[off]})
