@@ -128,3 +128,158 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 		}
 	}
 }
+
+// TestColdNearestReadsIndexes: an unfiltered nearest() top-k on a fresh
+// handle over a table whose fragments have IVF indexes reads the table
+// state, deletion vectors, each vector index's front and the lists it
+// probes (by range: never a whole index object), and the candidate rows
+// only; it answers exactly what a warm handle answers (the same IVF
+// candidates re-ranked exactly), distances included.
+func TestColdNearestReadsIndexes(t *testing.T) {
+	ctx := context.Background()
+	mem := storage.NewMem()
+	const dim = 16
+	g, err := Init(ctx, mem, "s.pg", `node Doc { slug: String @key  pad: String  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 6000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	cent := make([][]float64, 32)
+	for c := range cent {
+		cent[c] = make([]float64, dim)
+		for k := range cent[c] {
+			cent[c][k] = r.NormFloat64()
+		}
+	}
+	vecOf := func() []string {
+		ce := cent[r.IntN(len(cent))]
+		out := make([]string, dim)
+		for k := range out {
+			out[k] = fmt.Sprintf("%.4f", ce[k]+0.3*r.NormFloat64())
+		}
+		return out
+	}
+	var b strings.Builder
+	const n = 14000
+	for i := range n {
+		pad := make([]byte, 64)
+		for k := range pad {
+			pad[k] = byte('a' + r.IntN(26))
+		}
+		fmt.Fprintf(&b, `{"type":"Doc","data":{"slug":"d%05d","pad":"%s","v":[%s]}}`+"\n", i, pad, strings.Join(vecOf(), ","))
+		if i%6000 == 5999 || i == n-1 {
+			if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if _, err := g.Optimize(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, g, `query del($s: String) { delete Doc where slug = $s }`, map[string]any{"s": "d00010"})
+	src := `
+query nn($x: Vector(16)) { match { $d: Doc } return { $d.slug, nearest($d.v, $x) as dist } order { nearest($d.v, $x) } limit 10 }
+query nodes($x: Vector(16)) { match { $d: Doc } return { $d } order { nearest($d.v, $x) } limit 5 }
+`
+	var total, ivfTotal int64
+	mem.List(ctx, "tables/", "", func(info storage.Info) error {
+		if strings.Contains(info.Key, "/data/") {
+			total += info.Size
+		}
+		if strings.HasSuffix(info.Key, ".ivf") {
+			ivfTotal += info.Size
+		}
+		return nil
+	})
+	snapW, err := g.Resolve(ctx, Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := query.Compile(snapW.Catalog(), "q.gq", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, all := 0, 0
+	for qi := range 6 {
+		qv := make([]any, dim)
+		for k, s := range vecOf() {
+			var f float64
+			fmt.Sscan(s, &f)
+			qv[k] = f
+		}
+		params := map[string]any{"x": qv}
+		for _, name := range []string{"nn", "nodes"} {
+			kl := newObjLog(mem)
+			cnt := storage.NewCounting(kl)
+			cold, err := Open(ctx, cnt, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := cold.Resolve(ctx, Target{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := query.Compile(snap.Catalog(), "q.gq", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := f.Query(name)
+			before := cnt.Snapshot()
+			kl.take()
+			got, err := cold.QueryAt(ctx, snap, p, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := cnt.Snapshot().Sub(before)
+			objs := kl.take()
+			if cold.partialReads.Load() != 1 {
+				t.Fatalf("%s #%d: the cold ranking did not take the index path", name, qi)
+			}
+			ivf := objs["ivf"]
+			if ivf.Gets != 0 || ivf.Ranges > int64(len(ivf.Keys)*(1+eval.DefaultNProbe)) || len(ivf.Keys) != 3 || ivf.Bytes*2 > ivfTotal {
+				t.Errorf("%s #%d: vector index reads %v", name, qi, ivf)
+			}
+			for class := range objs {
+				if class == "fts" || class == "idx" {
+					t.Errorf("%s #%d: read %s objects", name, qi, class)
+				}
+			}
+			var bytes int64
+			for _, c := range read {
+				bytes += c.Bytes
+			}
+			if data := objs["data"]; data.Bytes*5 > total {
+				t.Errorf("%s #%d: read %d fragment bytes, over a fifth of the table's %d", name, qi, data.Bytes, total)
+			}
+			pw, _ := fw.Query(name)
+			warm, _, err := g.Query(ctx, Target{}, pw, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Rows, warm.Rows) {
+				t.Fatalf("%s #%d: cold %v\nwarm %v", name, qi, got.Rows, warm.Rows)
+			}
+			if name == "nn" {
+				exact, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := map[any]bool{}
+				for _, row := range exact.Rows {
+					in[row[0]] = true
+				}
+				for _, row := range got.Rows {
+					if in[row[0]] {
+						hits++
+					}
+				}
+				all += len(exact.Rows)
+			}
+			t.Logf("%s #%d: %d rows, %d requests, %d bytes (fragments %d, vector indexes %d); by object: %v", name, qi, len(got.Rows), read.Requests(), bytes, total, ivfTotal, objs)
+		}
+	}
+	if recall := float64(hits) / float64(all); recall < 0.95 {
+		t.Errorf("cold recall@10 %.3f < 0.95", recall)
+	}
+}

@@ -12,7 +12,7 @@ import (
 // header and the front (centroids and list starts: 129 KB for the 256
 // lists of a 65,536-row fragment of Vector(128)); a larger front takes a
 // second read.
-const VectorFrontBytes = 160 << 10
+const VectorFrontBytes = 32 << 10
 
 // VectorSource answers a cold nearest() from a vector index object
 // without reading it whole: OpenVector reads the front, Probe chooses

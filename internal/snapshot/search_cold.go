@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -54,7 +55,7 @@ func (m *SearchMem) TextParts(_ context.Context, t *NodeTable, field string) ([]
 // has a persisted full-text index of the ranked property. ok is false
 // otherwise (the caller reads the whole table). params are the caller's
 // raw parameters.
-func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params map[string]any) (*SearchMem, bool, error) {
+func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params map[string]any, nprobe int) (*SearchMem, bool, error) {
 	if s.l.noIndexPath || plan == nil || plan.Read == nil || s.l.partials.Load() >= partialBeforeImages {
 		return nil, false, nil
 	}
@@ -67,7 +68,7 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		return nil, false, nil
 	}
 	scan, ok := proj.Input.(*query.Scan)
-	if !ok || scan.Rank == nil || scan.Rank.Func != "bm25" || len(scan.Filters) > 0 || scan.Rank.Var != scan.Var {
+	if !ok || scan.Rank == nil || (scan.Rank.Func != "bm25" && scan.Rank.Func != "nearest") || len(scan.Filters) > 0 || scan.Rank.Var != scan.Var {
 		return nil, false, nil
 	}
 	rk := scan.Rank
@@ -92,10 +93,6 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 			return nil, false, nil
 		}
 	}
-	q, ok := rankQuery(plan, rk, params)
-	if !ok {
-		return nil, false, nil
-	}
 	nt, ok := s.cat.Node(scan.Type)
 	if !ok {
 		return nil, false, nil
@@ -103,6 +100,13 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	tk := NodeKey(nt.Name)
 	if _, hit := s.l.cache.Get(s.ImageKey(tk)); hit {
 		return nil, false, nil // warm: the image path is faster
+	}
+	if rk.Func == "nearest" {
+		return s.nearestPartial(ctx, plan, params, nt, rk, int(lim.N), want, nprobe)
+	}
+	q, ok := rankQuery(plan, rk, params)
+	if !ok {
+		return nil, false, nil
 	}
 	st, err := s.State(ctx, tk)
 	if err != nil {
@@ -297,23 +301,7 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	for k, h := range hits {
 		locs[k] = table.RowLoc{Fragment: parts[h.part].f.Key, Offset: int64(h.off)}
 	}
-	cols := append([]string{table.KeyColumn}, propsToRead(st, nt.Props, want)...)
-	t := &NodeTable{Type: nt, Cols: map[string][]any{}}
-	for _, p := range nt.Props {
-		if want[p.Name] {
-			t.Cols[p.Name] = make([]any, 0, len(locs))
-		}
-	}
-	pp := &partialPlan{snap: s}
-	err = pp.readByFragment(ctx, st, locs, cols, func(_ int, get func(col string) any) {
-		id, _ := get(table.KeyColumn).(string)
-		t.IDs = append(t.IDs, id)
-		for _, p := range nt.Props {
-			if want[p.Name] {
-				t.Cols[p.Name] = append(t.Cols[p.Name], get(p.Name))
-			}
-		}
-	})
+	t, err := s.readRankedRows(ctx, st, nt, locs, want)
 	if err != nil {
 		return nil, false, err
 	}
@@ -326,6 +314,29 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		field: rk.Field,
 		part:  TextPart{Index: x, Stats: stats},
 	}, true, nil
+}
+
+// readRankedRows reads the rows at locs (sorted by fragment and
+// offset), their ids and the properties in want, as a node table.
+func (s *Snapshot) readRankedRows(ctx context.Context, st *table.State, nt *schema.NodeType, locs []table.RowLoc, want map[string]bool) (*NodeTable, error) {
+	cols := append([]string{table.KeyColumn}, propsToRead(st, nt.Props, want)...)
+	t := &NodeTable{Type: nt, Cols: map[string][]any{}}
+	for _, p := range nt.Props {
+		if want[p.Name] {
+			t.Cols[p.Name] = make([]any, 0, len(locs))
+		}
+	}
+	pp := &partialPlan{snap: s}
+	err := pp.readByFragment(ctx, st, locs, cols, func(_ int, get func(col string) any) {
+		id, _ := get(table.KeyColumn).(string)
+		t.IDs = append(t.IDs, id)
+		for _, p := range nt.Props {
+			if want[p.Name] {
+				t.Cols[p.Name] = append(t.Cols[p.Name], get(p.Name))
+			}
+		}
+	})
+	return t, err
 }
 
 // rankQuery resolves the String query of a ranking: a literal or a
