@@ -74,4 +74,3 @@ func decodeVectorV1(key string, b []byte) (*VectorIndex, error) {
 	}
 	return x, nil
 }
-
