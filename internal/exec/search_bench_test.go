@@ -378,8 +378,9 @@ func BenchmarkSearch(b *testing.B) {
 	b.Run("bm25_top10_cold", func(b *testing.B) {
 		p := plan("bm")
 		params := map[string]any{"q": "qdy qlv"}
+		cnt := storage.NewCounting(st)
 		once := func() {
-			h, err := Open(ctx, st, Options{})
+			h, err := Open(ctx, cnt, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -390,10 +391,12 @@ func BenchmarkSearch(b *testing.B) {
 				b.Fatal("the cold ranking did not take the index path")
 			}
 		}
+		cnt.Reset()
 		for b.Loop() {
 			once()
 		}
 		b.StopTimer()
+		reportRead(b, cnt.Snapshot())
 		_, sqCold, ok := sqliteFTS5(b, b.TempDir(), c, match)
 		if !ok {
 			return
@@ -415,4 +418,43 @@ func BenchmarkSearch(b *testing.B) {
 		b.Logf("load average %s", loadAvg())
 	})
 	knnRun(b, "knn10_ivf")
+	// Cold kNN: a fresh handle per query; with the cold path it reads the
+	// vector indexes' fronts, the probed lists (by range) and the rows.
+	b.Run("knn10_cold", func(b *testing.B) {
+		p := plan("nn")
+		cnt := storage.NewCounting(st)
+		hits, i, partial := 0, 0, int64(0)
+		for b.Loop() {
+			h, err := Open(ctx, cnt, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, _, err := h.Query(ctx, Target{}, p, map[string]any{"x": queries[i%len(queries)]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, row := range res.Rows {
+				if truth[i%len(queries)][row[0].(string)] {
+					hits++
+				}
+			}
+			partial += h.partialReads.Load()
+			i++
+		}
+		b.StopTimer()
+		reportRead(b, cnt.Snapshot())
+		b.ReportMetric(float64(hits)/float64(10*i), "recall@10")
+		b.ReportMetric(float64(partial)/float64(i), "partial")
+		b.Logf("load average %s", loadAvg())
+	})
+}
+
+// reportRead reports the bytes and requests per op of a counting store.
+func reportRead(b *testing.B, c storage.Counts) {
+	var bytes int64
+	for _, v := range c {
+		bytes += v.Bytes
+	}
+	b.ReportMetric(float64(bytes)/float64(b.N)/(1<<10), "KB-read/op")
+	b.ReportMetric(float64(c.Requests())/float64(b.N), "requests/op")
 }
