@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"encoding/json"
+
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -129,17 +131,14 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 	}
 }
 
-// TestColdNearestReadsIndexes: an unfiltered nearest() top-k on a fresh
-// handle over a table whose fragments have IVF indexes reads the table
-// state, deletion vectors, each vector index's front and the lists it
-// probes (by range: never a whole index object), and the candidate rows
-// only; it answers exactly what a warm handle answers (the same IVF
-// candidates re-ranked exactly), distances included.
-func TestColdNearestReadsIndexes(t *testing.T) {
+// hybridGraph is a 14,000-row table over three fragments (two with IVF
+// lists, one flat) with a full-text and a vector index, one row deleted;
+// vecOf draws a vector near one of its 32 clusters.
+func hybridGraph(t *testing.T) (g *Graph, mem *storage.Mem, vecOf func() []any) {
 	ctx := context.Background()
-	mem := storage.NewMem()
+	mem = storage.NewMem()
 	const dim = 16
-	g, err := Init(ctx, mem, "s.pg", `node Doc { slug: String @key  pad: String  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 6000})
+	g, err := Init(ctx, mem, "s.pg", `node Doc { slug: String @key  bio: String @index  pad: String  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 6000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,14 +150,15 @@ func TestColdNearestReadsIndexes(t *testing.T) {
 			cent[c][k] = r.NormFloat64()
 		}
 	}
-	vecOf := func() []string {
+	vecOf = func() []any {
 		ce := cent[r.IntN(len(cent))]
-		out := make([]string, dim)
+		out := make([]any, dim)
 		for k := range out {
-			out[k] = fmt.Sprintf("%.4f", ce[k]+0.3*r.NormFloat64())
+			out[k] = float64(float32(ce[k] + 0.3*r.NormFloat64()))
 		}
 		return out
 	}
+	words := []string{"alpha", "beta", "gamma", "delta", "graph", "vector", "search", "learning", "time", "omega"}
 	var b strings.Builder
 	const n = 14000
 	for i := range n {
@@ -166,7 +166,12 @@ func TestColdNearestReadsIndexes(t *testing.T) {
 		for k := range pad {
 			pad[k] = byte('a' + r.IntN(26))
 		}
-		fmt.Fprintf(&b, `{"type":"Doc","data":{"slug":"d%05d","pad":"%s","v":[%s]}}`+"\n", i, pad, strings.Join(vecOf(), ","))
+		var w []string
+		for range 1 + r.IntN(5) {
+			w = append(w, words[r.IntN(len(words))])
+		}
+		v, _ := json.Marshal(vecOf())
+		fmt.Fprintf(&b, `{"type":"Doc","data":{"slug":"d%05d","bio":%q,"pad":"%s","v":%s}}`+"\n", i, strings.Join(w, " "), pad, v)
 		if i%6000 == 5999 || i == n-1 {
 			if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
 				t.Fatal(err)
@@ -178,9 +183,27 @@ func TestColdNearestReadsIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	mutate(t, g, `query del($s: String) { delete Doc where slug = $s }`, map[string]any{"s": "d00010"})
+	return g, mem, vecOf
+}
+
+// TestColdVectorRankingsReadIndexes: an unfiltered nearest() top-k on a fresh
+// handle over a table whose fragments have IVF indexes reads the table
+// state, deletion vectors, each vector index's front and the lists it
+// probes (by range: never a whole index object), and the candidate rows
+// only; it answers exactly what a warm handle answers (the same IVF
+// candidates re-ranked exactly), distances included.
+// The hybrid rrf(nearest, bm25) reads the same vector index pieces, the
+// full-text indexes' query terms and the fragments' id indexes, and
+// answers as a warm handle does, fused scores included.
+func TestColdVectorRankingsReadIndexes(t *testing.T) {
+	ctx := context.Background()
+	const dim = 16
+	g, mem, vecOf := hybridGraph(t)
 	src := `
 query nn($x: Vector(16)) { match { $d: Doc } return { $d.slug, nearest($d.v, $x) as dist } order { nearest($d.v, $x) } limit 10 }
 query nodes($x: Vector(16)) { match { $d: Doc } return { $d } order { nearest($d.v, $x) } limit 5 }
+query hy($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, rrf(nearest($d.v, $x), bm25($d.bio, $q)) as s } order { rrf(nearest($d.v, $x), bm25($d.bio, $q)) } limit 10 }
+query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.bio } order { rrf(bm25($d.bio, $q), nearest($d.v, $x), 20) } limit 8 }
 `
 	var total, ivfTotal int64
 	mem.List(ctx, "tables/", "", func(info storage.Info) error {
@@ -202,14 +225,8 @@ query nodes($x: Vector(16)) { match { $d: Doc } return { $d } order { nearest($d
 	}
 	hits, all := 0, 0
 	for qi := range 6 {
-		qv := make([]any, dim)
-		for k, s := range vecOf() {
-			var f float64
-			fmt.Sscan(s, &f)
-			qv[k] = f
-		}
-		params := map[string]any{"x": qv}
-		for _, name := range []string{"nn", "nodes"} {
+		params := map[string]any{"x": vecOf(), "q": []string{"graph", "alpha beta", "omega time", "nothing", "search vector", "delta"}[qi]}
+		for _, name := range []string{"nn", "nodes", "hy", "hyb"} {
 			kl := newObjLog(mem)
 			cnt := storage.NewCounting(kl)
 			cold, err := Open(ctx, cnt, Options{})
@@ -240,10 +257,12 @@ query nodes($x: Vector(16)) { match { $d: Doc } return { $d } order { nearest($d
 			if ivf.Gets != 0 || ivf.Ranges > int64(len(ivf.Keys)*(1+eval.DefaultNProbe)) || len(ivf.Keys) != 3 || ivf.Bytes*2 > ivfTotal {
 				t.Errorf("%s #%d: vector index reads %v", name, qi, ivf)
 			}
-			for class := range objs {
-				if class == "fts" || class == "idx" {
-					t.Errorf("%s #%d: read %s objects", name, qi, class)
-				}
+			fts := objs["fts"]
+			if hybrid := strings.HasPrefix(name, "hy"); fts.Gets != 0 || (!hybrid && fts.Ranges > 0) || (hybrid && len(fts.Keys) != 3) {
+				t.Errorf("%s #%d: full-text index reads %v", name, qi, fts)
+			}
+			if _, ok := objs["idx"]; ok {
+				t.Errorf("%s #%d: read the key index", name, qi)
 			}
 			var bytes int64
 			for _, c := range read {

@@ -18,7 +18,7 @@ const VectorFrontBytes = 32 << 10
 // without reading it whole: OpenVector reads the front, Probe chooses
 // lists by the centroids, and Lists reads the probed lists, adjacent ones
 // together, one ranged read per run of lists, each list checked against
-// its CRC (exec TestColdNearestReadsIndexes). A version-1 object is read
+// its CRC (exec TestColdVectorRankingsReadIndexes). A version-1 object is read
 // whole, as is any object already decoded (VectorSourceOf).
 type VectorSource struct {
 	key   string

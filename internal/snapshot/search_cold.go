@@ -38,6 +38,11 @@ type SearchMem struct {
 	*Mem
 	typ, field string
 	part       TextPart
+	// A hybrid ranking's nearest candidates and bm25 ranks (search_cold_rrf.go).
+	vfield  string
+	vpart   *VectorPart
+	rrfArm  int
+	rrfRank map[int32]int
 }
 
 // TextParts serves the ranked column with the whole table's statistics.
@@ -68,11 +73,18 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		return nil, false, nil
 	}
 	scan, ok := proj.Input.(*query.Scan)
-	if !ok || scan.Rank == nil || (scan.Rank.Func != "bm25" && scan.Rank.Func != "nearest") || len(scan.Filters) > 0 || scan.Rank.Var != scan.Var {
+	if !ok || scan.Rank == nil || len(scan.Filters) > 0 {
+		return nil, false, nil
+	}
+	nn, bm, bmArm, hybrid := hybridArms(scan.Rank, scan.Var)
+	if !hybrid && ((scan.Rank.Func != "bm25" && scan.Rank.Func != "nearest") || scan.Rank.Var != scan.Var) {
 		return nil, false, nil
 	}
 	rk := scan.Rank
-	want := map[string]bool{rk.Field: true}
+	want := map[string]bool{}
+	if !hybrid {
+		want[rk.Field] = true
+	}
 	for _, c := range proj.Cols {
 		switch c.Value.Kind {
 		case query.OpdProp:
@@ -101,6 +113,9 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	if _, hit := s.l.cache.Get(s.ImageKey(tk)); hit {
 		return nil, false, nil // warm: the image path is faster
 	}
+	if hybrid {
+		return s.hybridPartial(ctx, plan, params, nt, nn, bm, bmArm, int(lim.N), want, nprobe)
+	}
 	if rk.Func == "nearest" {
 		return s.nearestPartial(ctx, plan, params, nt, rk, int(lim.N), want, nprobe)
 	}
@@ -114,108 +129,9 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	}
 	refs := st.Indexes()
 	frags := st.Fragments()
-	type fragText struct {
-		f    table.Fragment
-		x    *index.TextSource
-		dels []int64
-		post map[string][]index.Posting // postings of the query terms
-	}
-	terms := index.QueryTerms(q)
-	parts := make([]fragText, len(frags))
-	for i, f := range frags {
-		ref, ok := index.RefFor(refs, index.KindText, rk.Field, f.Key)
-		if !ok {
-			return nil, false, nil
-		}
-		// A decoded index (this handle read it whole) answers from
-		// memory; otherwise ranged reads of the query terms only.
-		var src *index.TextSource
-		if v, hit := s.l.cache.Get("search/fts/" + ref.Key); hit {
-			src = index.TextSourceOf(v.(*index.TextIndex))
-		} else if src, err = index.OpenText(ctx, s.l.st, ref.Key); err != nil {
-			return nil, false, err
-		}
-		p := fragText{f: f, x: src, post: map[string][]index.Posting{}}
-		for _, t := range terms {
-			if p.post[t], err = src.Postings(ctx, t); err != nil {
-				return nil, false, err
-			}
-		}
-		if f.DV != "" {
-			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
-			if err != nil {
-				return nil, false, err
-			}
-			p.dels = dv.Offsets
-		}
-		parts[i] = p
-	}
-	live := func(p *fragText, off int32) bool {
-		_, gone := slices.BinarySearch(p.dels, int64(off))
-		return !gone
-	}
-	// Corpus statistics over the live rows, as eval's ftsView sums them.
-	stats := &CorpusStats{DF: map[string]int{}}
-	for i := range parts {
-		p := &parts[i]
-		stats.Docs += p.x.Docs()
-		stats.Total += p.x.TotalLen()
-		dls, err := p.x.DocLens(ctx, p.dels)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, dl := range dls {
-			if dl >= 0 {
-				stats.Docs--
-				stats.Total -= int64(dl)
-			}
-		}
-	}
-	for _, t := range terms {
-		for i := range parts {
-			p := &parts[i]
-			for _, e := range p.post[t] {
-				if live(p, e.Off) {
-					stats.DF[t]++
-				}
-			}
-		}
-	}
-	// Score every live row holding a term (the same arithmetic as eval).
-	type hit struct {
-		part  int
-		off   int32
-		score float64
-		id    string
-	}
-	var hits []hit
-	avgdl := 0.0
-	if stats.Docs > 0 {
-		avgdl = float64(stats.Total) / float64(stats.Docs)
-	}
-	for i := range parts {
-		p := &parts[i]
-		score := map[int32]float64{}
-		var order []int32
-		for _, t := range terms {
-			df := stats.DF[t]
-			if df == 0 {
-				continue
-			}
-			idf := index.BM25IDF(stats.Docs, df)
-			for _, e := range p.post[t] {
-				if !live(p, e.Off) {
-					continue
-				}
-				if _, seen := score[e.Off]; !seen {
-					order = append(order, e.Off)
-				}
-				score[e.Off] += index.BM25Term(idf, e.TF, e.DL, avgdl)
-			}
-		}
-		for _, off := range order {
-			hits = append(hits, hit{part: i, off: off, score: score[off]})
-		}
+	parts, stats, hits, ok, err := s.bm25Hits(ctx, refs, frags, rk.Field, q)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	// The top N, and every row tied with the N-th: their ids break ties.
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
@@ -337,6 +253,121 @@ func (s *Snapshot) readRankedRows(ctx context.Context, st *table.State, nt *sche
 		}
 	})
 	return t, err
+}
+
+// fragText is one fragment of a cold full-text ranking: its index
+// (ranged), deleted offsets and the postings of the query terms.
+type fragText struct {
+	f    table.Fragment
+	x    *index.TextSource
+	dels []int64
+	post map[string][]index.Posting
+}
+
+// hit is one scored row of a cold ranking (id filled where ties need it).
+type hit struct {
+	part  int
+	off   int32
+	score float64
+	id    string
+}
+
+// bm25Hits scores every live row of frags holding a term of q, exactly
+// as eval's ftsView does, from the fragments' full-text indexes (ranged
+// reads of the query terms' postings); ok is false when a fragment has
+// no persisted index of field.
+func (s *Snapshot) bm25Hits(ctx context.Context, refs []table.IndexRef, frags []table.Fragment, field, q string) (parts []fragText, stats *CorpusStats, hits []hit, ok bool, err error) {
+	terms := index.QueryTerms(q)
+	parts = make([]fragText, len(frags))
+	for i, f := range frags {
+		ref, ok := index.RefFor(refs, index.KindText, field, f.Key)
+		if !ok {
+			return nil, nil, nil, false, nil
+		}
+		// A decoded index (this handle read it whole) answers from
+		// memory; otherwise ranged reads of the query terms only.
+		var src *index.TextSource
+		if v, hit := s.l.cache.Get("search/fts/" + ref.Key); hit {
+			src = index.TextSourceOf(v.(*index.TextIndex))
+		} else if src, err = index.OpenText(ctx, s.l.st, ref.Key); err != nil {
+			return nil, nil, nil, false, err
+		}
+		p := fragText{f: f, x: src, post: map[string][]index.Posting{}}
+		for _, t := range terms {
+			if p.post[t], err = src.Postings(ctx, t); err != nil {
+				return nil, nil, nil, false, err
+			}
+		}
+		if f.DV != "" {
+			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
+			if err != nil {
+				return nil, nil, nil, false, err
+			}
+			p.dels = dv.Offsets
+		}
+		parts[i] = p
+	}
+	live := func(p *fragText, off int32) bool {
+		_, gone := slices.BinarySearch(p.dels, int64(off))
+		return !gone
+	}
+	// Corpus statistics over the live rows, as eval's ftsView sums them.
+	stats = &CorpusStats{DF: map[string]int{}}
+	for i := range parts {
+		p := &parts[i]
+		stats.Docs += p.x.Docs()
+		stats.Total += p.x.TotalLen()
+		dls, err := p.x.DocLens(ctx, p.dels)
+		if err != nil {
+			return nil, nil, nil, false, err
+		}
+		for _, dl := range dls {
+			if dl >= 0 {
+				stats.Docs--
+				stats.Total -= int64(dl)
+			}
+		}
+	}
+	for _, t := range terms {
+		for i := range parts {
+			p := &parts[i]
+			for _, e := range p.post[t] {
+				if live(p, e.Off) {
+					stats.DF[t]++
+				}
+			}
+		}
+	}
+	// Score every live row holding a term (the same arithmetic as eval).
+	avgdl := 0.0
+	if stats.Docs > 0 {
+		avgdl = float64(stats.Total) / float64(stats.Docs)
+	}
+	for i := range parts {
+		p := &parts[i]
+		score := map[int32]float64{}
+		var order []int32
+		for _, t := range terms {
+			df := stats.DF[t]
+			if df == 0 {
+				continue
+			}
+			idf := index.BM25IDF(stats.Docs, df)
+			for _, e := range p.post[t] {
+				if !live(p, e.Off) {
+					continue
+				}
+				if _, seen := score[e.Off]; !seen {
+					order = append(order, e.Off)
+				}
+				score[e.Off] += index.BM25Term(idf, e.TF, e.DL, avgdl)
+			}
+		}
+		for _, off := range order {
+			hits = append(hits, hit{part: i, off: off, score: score[off]})
+		}
+	}
+	return parts, stats, hits, true, nil
 }
 
 // rankQuery resolves the String query of a ranking: a literal or a

@@ -21,7 +21,7 @@ import (
 // float32 distances of the probed slots within a relative slackRel of
 // the k-th best), so the executor, ranking the few rows it is given by
 // their exact distance, answers as a warm handle does
-// (exec TestColdNearestReadsIndexes).
+// (exec TestColdVectorRankingsReadIndexes).
 
 // nearestSlack is eval's slackRel: float32 candidates within this
 // relative distance of the k-th best go to the float64 re-rank.
@@ -36,11 +36,49 @@ func (s *Snapshot) nearestPartial(ctx context.Context, plan *query.Plan, params 
 	if err != nil {
 		return nil, false, err
 	}
-	refs := st.Indexes()
 	frags := st.Fragments()
+	cands, ok, err := s.nearestCands(ctx, st.Indexes(), frags, rk.Field, q, k, nprobe)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	locs := make([]table.RowLoc, len(cands))
+	for j, c := range cands {
+		locs[j] = table.RowLoc{Fragment: frags[c.part].Key, Offset: int64(c.off)}
+	}
+	// The ranked vectors come from the index (the stored vectors, bit for
+	// bit): the fragments are read for the other properties only.
+	delete(want, rk.Field)
+	t, err := s.readRankedRows(ctx, st, nt, locs, want)
+	if err != nil {
+		return nil, false, err
+	}
+	vc := make([]any, len(cands))
+	for j, c := range cands {
+		vc[j] = slices.Clone(c.v)
+	}
+	t.Cols[rk.Field] = vc
+	s.l.partials.Add(1)
+	return &SearchMem{Mem: &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}}}, true, nil
+}
+
+// vcand is a nearest() candidate: fragment (index into frags), offset,
+// float32 squared distance and the vector (from the index).
+type vcand struct {
+	d    float32
+	part int
+	off  int32
+	v    []float32
+}
+
+// nearestCands returns eval's indexed candidates for the k nearest live
+// rows of frags to q, sorted by fragment and offset; ok is false when a
+// fragment has no persisted vector index of field, or when the probed
+// lists hold fewer than k rows (eval then scans every list).
+func (s *Snapshot) nearestCands(ctx context.Context, refs []table.IndexRef, frags []table.Fragment, field string, q []float32, k, nprobe int) ([]vcand, bool, error) {
 	srcs := make([]*index.VectorSource, len(frags))
+	var err error
 	for i, f := range frags {
-		ref, ok := index.RefFor(refs, index.KindVector, rk.Field, f.Key)
+		ref, ok := index.RefFor(refs, index.KindVector, field, f.Key)
 		if !ok {
 			return nil, false, nil
 		}
@@ -50,13 +88,7 @@ func (s *Snapshot) nearestPartial(ctx context.Context, plan *query.Plan, params 
 			return nil, false, err
 		}
 	}
-	type cand struct {
-		d    float32
-		part int
-		off  int32
-		v    []float32
-	}
-	var cands []cand
+	var cands []vcand
 	partial := false // some fragment had lists left unprobed
 	for i, src := range srcs {
 		if src.Dim() != len(q) {
@@ -77,16 +109,16 @@ func (s *Snapshot) nearestPartial(ctx context.Context, plan *query.Plan, params 
 			if _, gone := slices.BinarySearch(dels, int64(off)); gone {
 				return
 			}
-			cands = append(cands, cand{index.SquaredL2Within(q, v, maxF32), i, off, v})
+			cands = append(cands, vcand{index.SquaredL2Within(q, v, maxF32), i, off, v})
 		})
 		if err != nil {
 			return nil, false, err
 		}
 	}
 	if len(cands) < k && partial {
-		return nil, false, nil // eval scans every list then: so does the whole-table path
+		return nil, false, nil
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.d, b.d) })
+	slices.SortFunc(cands, func(a, b vcand) int { return cmp.Compare(a.d, b.d) })
 	if len(cands) > k {
 		bound := cands[k-1].d*(1+nearestSlack) + 1e-30
 		end := k
@@ -95,30 +127,13 @@ func (s *Snapshot) nearestPartial(ctx context.Context, plan *query.Plan, params 
 		}
 		cands = cands[:end]
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	slices.SortFunc(cands, func(a, b vcand) int {
 		if c := cmp.Compare(a.part, b.part); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.off, b.off)
 	})
-	locs := make([]table.RowLoc, len(cands))
-	for j, c := range cands {
-		locs[j] = table.RowLoc{Fragment: frags[c.part].Key, Offset: int64(c.off)}
-	}
-	// The ranked vectors come from the index (the stored vectors, bit for
-	// bit): the fragments are read for the other properties only.
-	delete(want, rk.Field)
-	t, err := s.readRankedRows(ctx, st, nt, locs, want)
-	if err != nil {
-		return nil, false, err
-	}
-	vc := make([]any, len(cands))
-	for j, c := range cands {
-		vc[j] = slices.Clone(c.v)
-	}
-	t.Cols[rk.Field] = vc
-	s.l.partials.Add(1)
-	return &SearchMem{Mem: &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}}}, true, nil
+	return cands, true, nil
 }
 
 const maxF32 = float32(3.4e38)
