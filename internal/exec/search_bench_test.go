@@ -378,7 +378,8 @@ func BenchmarkSearch(b *testing.B) {
 	b.Run("bm25_top10_cold", func(b *testing.B) {
 		p := plan("bm")
 		params := map[string]any{"q": "qdy qlv"}
-		cnt := storage.NewCounting(st)
+		ol := newObjLog(st)
+		cnt := storage.NewCounting(ol)
 		once := func() {
 			h, err := Open(ctx, cnt, Options{})
 			if err != nil {
@@ -397,6 +398,7 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		b.StopTimer()
 		reportRead(b, cnt.Snapshot())
+		b.Logf("read per object class over %d queries: %v", b.N, ol.take())
 		_, sqCold, ok := sqliteFTS5(b, b.TempDir(), c, match)
 		if !ok {
 			return
@@ -422,7 +424,8 @@ func BenchmarkSearch(b *testing.B) {
 	// vector indexes' fronts, the probed lists (by range) and the rows.
 	b.Run("knn10_cold", func(b *testing.B) {
 		p := plan("nn")
-		cnt := storage.NewCounting(st)
+		ol := newObjLog(st)
+		cnt := storage.NewCounting(ol)
 		hits, i, partial := 0, 0, int64(0)
 		for b.Loop() {
 			h, err := Open(ctx, cnt, Options{})
@@ -443,6 +446,7 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		b.StopTimer()
 		reportRead(b, cnt.Snapshot())
+		b.Logf("read per object class over %d queries: %v", b.N, ol.take())
 		b.ReportMetric(float64(hits)/float64(10*i), "recall@10")
 		b.ReportMetric(float64(partial)/float64(i), "partial")
 		b.Logf("load average %s", loadAvg())

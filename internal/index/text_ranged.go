@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -198,4 +200,39 @@ func (s *TextSource) DocLens(ctx context.Context, offs []int64) ([]int32, error)
 		return nil
 	})
 	return out, err
+}
+
+// TextFromPostings builds the index of rows whose lengths (dl[i], -1 for
+// a null field) and postings of some terms are known — a cold ranking's
+// few rows, from the postings it read — without their text. Postings
+// must be in row order; terms without postings are left out.
+func TextFromPostings(dl []int32, post map[string][]Posting) *TextIndex {
+	x := &TextIndex{ver: textVersion, rows: len(dl), dl: slices.Clone(dl)}
+	for _, d := range dl {
+		if d >= 0 {
+			x.docs++
+			x.total += int64(d)
+		}
+	}
+	for t, ps := range post {
+		if len(ps) > 0 {
+			x.terms = append(x.terms, t)
+		}
+	}
+	sort.Strings(x.terms)
+	x.df = make([]uint32, len(x.terms))
+	x.poff = make([]uint32, len(x.terms)+1)
+	for i, t := range x.terms {
+		x.df[i] = uint32(len(post[t]))
+		start, prev := len(x.post), int32(-1)
+		for _, p := range post[t] {
+			x.post = binary.AppendUvarint(x.post, uint64(p.Off-prev))
+			x.post = binary.AppendUvarint(x.post, uint64(p.TF))
+			x.post = binary.AppendUvarint(x.post, uint64(p.DL))
+			prev = p.Off
+		}
+		x.post = binary.LittleEndian.AppendUint32(x.post, crc(x.post[start:]))
+		x.poff[i+1] = uint32(len(x.post))
+	}
+	return x
 }

@@ -81,10 +81,7 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		return nil, false, nil
 	}
 	rk := scan.Rank
-	want := map[string]bool{}
-	if !hybrid {
-		want[rk.Field] = true
-	}
+	want := map[string]bool{} // the ranked text and vectors come from the indexes
 	for _, c := range proj.Cols {
 		switch c.Value.Kind {
 		case query.OpdProp:
@@ -221,8 +218,12 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	if err != nil {
 		return nil, false, err
 	}
-	col := t.Cols[rk.Field]
-	x := index.BuildText(len(t.IDs), func(r int) (string, bool) { v, ok := col[r].(string); return v, ok })
+	frag := make([]int, len(hits))
+	offs := make([]int32, len(hits))
+	for k, h := range hits {
+		frag[k], offs[k] = h.part, h.off
+	}
+	x := memText(parts, frag, offs)
 	s.l.partials.Add(1)
 	return &SearchMem{
 		Mem:   &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}},
@@ -262,6 +263,25 @@ type fragText struct {
 	x    *index.TextSource
 	dels []int64
 	post map[string][]index.Posting
+}
+
+// memText is the full-text index of the rows of a partial snapshot,
+// row j being offset offs[j] of fragment parts[frag[j]], built from the
+// query terms' postings already read (no text is read): rows holding no
+// term get length 0, which no score uses.
+func memText(parts []fragText, frag []int, offs []int32) *index.TextIndex {
+	dl := make([]int32, len(offs))
+	post := map[string][]index.Posting{}
+	for j, off := range offs {
+		for t, ps := range parts[frag[j]].post {
+			k, found := slices.BinarySearchFunc(ps, off, func(p index.Posting, off int32) int { return cmp.Compare(p.Off, off) })
+			if found {
+				post[t] = append(post[t], index.Posting{Off: int32(j), TF: ps[k].TF, DL: ps[k].DL})
+				dl[j] = ps[k].DL
+			}
+		}
+	}
+	return index.TextFromPostings(dl, post)
 }
 
 // hit is one scored row of a cold ranking (id filled where ties need it).

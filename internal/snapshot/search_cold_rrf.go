@@ -151,7 +151,6 @@ func (s *Snapshot) hybridPartial(ctx context.Context, plan *query.Plan, params m
 	for j, l := range ls {
 		locs[j] = table.RowLoc{Fragment: frags[l.part].Key, Offset: int64(l.off)}
 	}
-	want[bm.Field] = true
 	readVec := want[nn.Field] // projected: read from the fragments
 	if !readVec {
 		delete(want, nn.Field)
@@ -186,8 +185,12 @@ func (s *Snapshot) hybridPartial(ctx context.Context, plan *query.Plan, params m
 			ranks[int32(j)] = r
 		}
 	}
-	textCol := t.Cols[bm.Field]
-	x := index.BuildText(len(t.IDs), func(r int) (string, bool) { v, ok := textCol[r].(string); return v, ok })
+	frag := make([]int, len(ls))
+	offs := make([]int32, len(ls))
+	for j, l := range ls {
+		frag[j], offs[j] = l.part, l.off
+	}
+	x := memText(parts, frag, offs)
 	vx := index.BuildVector(vecs, len(qv), 1)
 	s.l.partials.Add(1)
 	return &SearchMem{
