@@ -13,6 +13,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -74,30 +75,8 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 	})
 	for _, q := range []string{"graph", "alpha beta", "omega time learning", "nothing"} {
 		for _, name := range []string{"top", "ids"} {
-			kl := newObjLog(mem)
-			cnt := storage.NewCounting(kl)
-			cold, err := Open(ctx, cnt, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err := cold.Resolve(ctx, Target{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := query.Compile(snap.Catalog(), "q.gq", src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _ := f.Query(name)
 			params := map[string]any{"q": q}
-			before := cnt.Snapshot()
-			kl.take()
-			got, err := cold.QueryAt(ctx, snap, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			read := cnt.Snapshot().Sub(before)
-			objs := kl.take()
+			got, snap, p, read, objs := coldRun(t, mem, src, name, params)
 			// The full-text indexes are read by range only: each one's
 			// front, then per query term at most its dictionary block and
 			// its postings.
@@ -108,9 +87,6 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 				if class == "ivf" || class == "idx" {
 					t.Errorf("%s(%q): read %s objects", name, q, class)
 				}
-			}
-			if cold.partialReads.Load() != 1 {
-				t.Fatalf("%s(%q): the cold ranking did not take the index path", name, q)
 			}
 			var bytes int64
 			for _, c := range read {
@@ -129,6 +105,45 @@ query ids($q: String) { match { $d: Doc } return { $d } order { bm25($d.bio, $q)
 			t.Logf("%s(%q): %d rows, %d requests, %d bytes of %d; by object: %v", name, q, len(got.Rows), read.Requests(), bytes, total, objs)
 		}
 	}
+}
+
+// coldRun runs query name of src on a fresh handle over mem (a CLI
+// process) and returns the result, the snapshot and plan, the requests
+// and bytes the query cost and its reads per object class; it fails
+// unless the ranking took the partial (index) path.
+func coldRun(t *testing.T, mem storage.Store, src, name string, params map[string]any) (*eval.Result, *snapshot.Snapshot, *query.Plan, storage.Counts, map[string]objCost) {
+	t.Helper()
+	ctx := context.Background()
+	kl := newObjLog(mem)
+	cnt := storage.NewCounting(kl)
+	cold, err := Open(ctx, cnt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cold.Resolve(ctx, Target{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := query.Compile(snap.Catalog(), "q.gq", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Query(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cnt.Snapshot()
+	kl.take()
+	got, err := cold.QueryAt(ctx, snap, p, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := cnt.Snapshot().Sub(before)
+	objs := kl.take()
+	if cold.partialReads.Load() != 1 {
+		t.Fatalf("%s(%v): the cold ranking did not take the index path", name, params)
+	}
+	return got, snap, p, read, objs
 }
 
 // hybridGraph is a 14,000-row table over three fragments (two with IVF
@@ -227,32 +242,7 @@ query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.b
 	for qi := range 6 {
 		params := map[string]any{"x": vecOf(), "q": []string{"graph", "alpha beta", "omega time", "nothing", "search vector", "delta"}[qi]}
 		for _, name := range []string{"nn", "nodes", "hy", "hyb"} {
-			kl := newObjLog(mem)
-			cnt := storage.NewCounting(kl)
-			cold, err := Open(ctx, cnt, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err := cold.Resolve(ctx, Target{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := query.Compile(snap.Catalog(), "q.gq", src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _ := f.Query(name)
-			before := cnt.Snapshot()
-			kl.take()
-			got, err := cold.QueryAt(ctx, snap, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			read := cnt.Snapshot().Sub(before)
-			objs := kl.take()
-			if cold.partialReads.Load() != 1 {
-				t.Fatalf("%s #%d: the cold ranking did not take the index path", name, qi)
-			}
+			got, snap, p, read, objs := coldRun(t, mem, src, name, params)
 			ivf := objs["ivf"]
 			if ivf.Gets != 0 || ivf.Ranges > int64(len(ivf.Keys)*(1+eval.DefaultNProbe)) || len(ivf.Keys) != 3 || ivf.Bytes*2 > ivfTotal {
 				t.Errorf("%s #%d: vector index reads %v", name, qi, ivf)

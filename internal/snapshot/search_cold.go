@@ -150,49 +150,19 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 					need--
 				}
 			}
-			byPart := map[int]map[int32]int{}
+			var tied []int
 			for k, h := range hits {
 				if h.score == cut {
-					if byPart[h.part] == nil {
-						byPart[h.part] = map[int32]int{}
-					}
-					byPart[h.part][h.off] = k
+					tied = append(tied, k)
 				}
 			}
-			for pi, tied := range byPart {
-				found := 0
-				ok, err := s.l.tr.IDOrder(ctx, parts[pi].f, func(id string, off int64) bool {
-					if k, in := tied[int32(off)]; in {
-						hits[k].id = id
-						found++
-					}
-					return found < need && found < len(tied)
-				})
-				if err != nil {
-					return nil, false, err
+			if err := s.fillHitIDs(ctx, st, parts, hits, tied, need); err != nil {
+				return nil, false, err
+			}
+			for _, k := range tied {
+				if hits[k].id == "" {
+					hits[k].score = -1 // beyond the cut in its fragment
 				}
-				if ok {
-					for off, k := range tied {
-						if hits[k].id == "" {
-							delete(tied, off)
-							hits[k].score = -1 // beyond the cut in its fragment
-						}
-					}
-					continue
-				}
-				offs := make([]int64, 0, len(tied))
-				for off := range tied {
-					offs = append(offs, int64(off))
-				}
-				slices.Sort(offs)
-				rec, err := s.l.tr.ReadRows(ctx, st, parts[pi].f.Key, offs, []string{table.KeyColumn}, nil)
-				if err != nil {
-					return nil, false, err
-				}
-				for j, off := range offs {
-					hits[tied[int32(off)]].id = table.Value(rec.Column(0), j).(string)
-				}
-				rec.Release()
 			}
 			slices.SortFunc(hits, func(a, b hit) int {
 				if c := cmp.Compare(b.score, a.score); c != 0 {

@@ -116,7 +116,7 @@ func (s *Snapshot) hybridPartial(ctx context.Context, plan *query.Plan, params m
 			need = append(need, i)
 		}
 	}
-	if err := s.fillHitIDs(ctx, st, parts, hits, need); err != nil {
+	if err := s.fillHitIDs(ctx, st, parts, hits, need, len(need)); err != nil {
 		return nil, false, err
 	}
 	// The whole bm25 ranking order: score descending, ids ascending
@@ -205,9 +205,11 @@ func (s *Snapshot) hybridPartial(ctx context.Context, plan *query.Plan, params m
 	}, true, nil
 }
 
-// fillHitIDs sets the ids of hits[need] through each fragment's id index
-// (walked in id order until every needed row is met), or its id column.
-func (s *Snapshot) fillHitIDs(ctx context.Context, st *table.State, parts []fragText, hits []hit, need []int) error {
+// fillHitIDs sets the ids of hits[need] through each fragment's id index,
+// walked in id order until limit of the fragment's needed rows are met
+// (the others, later in id order, keep an empty id), or through its id
+// column when it has no id index (every needed row then gets its id).
+func (s *Snapshot) fillHitIDs(ctx context.Context, st *table.State, parts []fragText, hits []hit, need []int, limit int) error {
 	byPart := map[int]map[int32]int{}
 	for _, k := range need {
 		h := hits[k]
@@ -223,12 +225,12 @@ func (s *Snapshot) fillHitIDs(ctx context.Context, st *table.State, parts []frag
 				hits[k].id = id
 				found++
 			}
-			return found < len(m)
+			return found < limit && found < len(m)
 		})
 		if err != nil {
 			return err
 		}
-		if ok && found == len(m) {
+		if ok {
 			continue
 		}
 		offs := make([]int64, 0, len(m))
