@@ -435,6 +435,12 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 	return out, nil
 }
 
+// rrfRanker is implemented by partial snapshots of a cold hybrid
+// ranking: the rank of a row of t in arm arm of the whole table.
+type rrfRanker interface {
+	RRFRank(t *snapshot.NodeTable, arm int, row int32) (int, bool)
+}
+
 // fuseRRF runs the binding pipeline once per rrf arm and fuses the arms'
 // ranked entity lists: score(e) = Σ 1/(k + rank + 1), sorted descending,
 // stable with ties in first-appearance order (arm 1's entities first). The
@@ -474,10 +480,22 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 		arms[a] = ao
 	}
 	r.arm = -1
+	// A partial snapshot holding only the rows that can make the cut
+	// knows their ranks in the whole table (snapshot.SearchMem).
+	ranker, _ := r.snap.(rrfRanker)
+	var rt *snapshot.NodeTable
+	if ranker != nil && r.rankSlot >= 0 {
+		rt = r.top.slots[r.rankSlot].nodes
+	}
 	score := map[int32]float64{}
 	var ents []int32
-	for _, ao := range arms {
+	for a, ao := range arms {
 		for rank, e := range ao.order {
+			if rt != nil {
+				if g, ok := ranker.RRFRank(rt, a, e); ok {
+					rank = g
+				}
+			}
 			if _, ok := score[e]; !ok {
 				ents = append(ents, e)
 			}

@@ -40,7 +40,7 @@ func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *quer
 	opts := eval.Options{Now: g.now().UTC(), MemoryBytes: ql.MemoryBytes, Embed: g.queryEmbed}
 	// A cold bm25 ranking reads its full-text indexes and the rows it
 	// returns (snapshot.RankedPartial).
-	if sm, ok, err := snap.RankedPartial(ctx, plan, params); err != nil {
+	if sm, ok, err := snap.RankedPartial(ctx, plan, params, eval.DefaultNProbe); err != nil {
 		return nil, err
 	} else if ok {
 		g.partialReads.Add(1)

@@ -26,7 +26,7 @@ const FlatBelow = 4096
 
 const (
 	vecMagic   = "OGVX"
-	vecVersion = 1
+	vecVersion = 2
 	vecHead    = 4 + 4 + 4*4 + 4 // magic, version+pad, rows, dim, nlist, slots, crc
 	kmeansIter = 8
 	// kmeansSample is the training sample per list.
@@ -293,9 +293,11 @@ func (x *VectorIndex) Slot(s int) (int32, []float32) {
 	return x.slotOff[s], x.vecs[s*x.dim : (s+1)*x.dim]
 }
 
-// Encode returns the object bytes: header, then centroids (float32),
-// list starts (uint32), slot offsets (uint32) and vectors (float32), each
-// section followed by its CRC-32C (docs/format/table.md).
+// Encode returns the version-2 object bytes: the header, then the front
+// (centroids as float32, list starts as uint32) and its CRC-32C, then
+// per list its slot offsets (uint32) and vectors (float32, slot order)
+// followed by the list's CRC, so that a cold search reads the front and
+// only the lists it probes, each verified (docs/format/table.md).
 func (x *VectorIndex) Encode() []byte {
 	h := make([]byte, 0, vecHead)
 	h = append(h, vecMagic...)
@@ -305,14 +307,16 @@ func (x *VectorIndex) Encode() []byte {
 	}
 	h = binary.LittleEndian.AppendUint32(h, crc(h))
 	out := h
-	sec := func(b []byte) {
-		out = append(out, b...)
-		out = binary.LittleEndian.AppendUint32(out, crc(b))
+	front := append(f32Bytes(x.centroids), i32Bytes(x.start)...)
+	out = append(out, front...)
+	out = binary.LittleEndian.AppendUint32(out, crc(front))
+	for l := 0; l+1 < len(x.start); l++ {
+		lo, hi := int(x.start[l]), int(x.start[l+1])
+		at := len(out)
+		out = append(out, i32Bytes(x.slotOff[lo:hi])...)
+		out = append(out, f32Bytes(x.vecs[lo*x.dim:hi*x.dim])...)
+		out = binary.LittleEndian.AppendUint32(out, crc(out[at:]))
 	}
-	sec(f32Bytes(x.centroids))
-	sec(i32Bytes(x.start))
-	sec(i32Bytes(x.slotOff))
-	sec(f32Bytes(x.vecs))
 	return out
 }
 
@@ -332,66 +336,136 @@ func i32Bytes(v []int32) []byte {
 	return b
 }
 
-// DecodeVector parses a vector index object read from key, checking every
-// checksum and bound.
-func DecodeVector(key string, b []byte) (*VectorIndex, error) {
-	bad := func(off int, reason string) error {
-		return &table.CorruptError{Key: key, Offset: int64(off), Reason: reason}
-	}
-	if len(b) < vecHead || string(b[:4]) != vecMagic {
-		return nil, bad(0, "bad vector index magic")
+// vecHeader is the parsed header of a version-2 vector object.
+type vecHeader struct {
+	rows, dim, nlist, slots int
+}
+
+func (h *vecHeader) lists() int { return max(h.nlist, 1) }
+
+// frontLen is the length of header, front and front CRC.
+func (h *vecHeader) frontLen() int { return vecHead + 4*h.nlist*h.dim + 4*(h.lists()+1) + 4 }
+
+// listLen is the stored length of a list of n slots, CRC included.
+func (h *vecHeader) listLen(n int) int { return 4*n*(1+h.dim) + 4 }
+
+func corruptVec(key string, off int, reason string) error {
+	return &table.CorruptError{Key: key, Offset: int64(off), Reason: reason}
+}
+
+// parseVecHeader checks the magic, version and checksum of a version-2
+// header and its sizes.
+func parseVecHeader(key string, b []byte) (*vecHeader, error) {
+	if len(b) < 8 || string(b[:4]) != vecMagic {
+		return nil, corruptVec(key, 0, "bad vector index magic")
 	}
 	if b[4] != vecVersion {
 		return nil, &table.VersionError{Key: key, Kind: "vector index", Got: int(b[4]), Want: vecVersion}
 	}
+	if len(b) < vecHead {
+		return nil, corruptVec(key, 0, "truncated vector index header")
+	}
 	if crc(b[:vecHead-4]) != binary.LittleEndian.Uint32(b[vecHead-4:]) {
-		return nil, bad(vecHead-4, "vector index header checksum mismatch")
+		return nil, corruptVec(key, vecHead-4, "vector index header checksum mismatch")
 	}
 	u := func(i int) int { return int(binary.LittleEndian.Uint32(b[8+4*i:])) }
-	x := &VectorIndex{rows: u(0), dim: u(1), nlist: u(2)}
-	slots := u(3)
-	lists := max(x.nlist, 1)
-	sizes := []int{4 * x.nlist * x.dim, 4 * (lists + 1), 4 * slots, 4 * slots * x.dim}
-	total := vecHead
-	for _, s := range sizes {
-		total += s + 4
+	h := &vecHeader{rows: u(0), dim: u(1), nlist: u(2), slots: u(3)}
+	if h.dim <= 0 || h.dim > 1<<16 || h.slots > h.rows || h.nlist > h.slots || h.rows > 1<<31-1 {
+		return nil, corruptVec(key, 8, "vector index sizes disagree with the object")
 	}
-	if x.dim <= 0 || slots > x.rows || x.nlist > slots || total != len(b) || x.dim > 1<<16 {
-		return nil, bad(8, "vector index sizes disagree with the object")
+	return h, nil
+}
+
+// parseVecFront checks the front (b: the object's first frontLen bytes)
+// and returns the centroids and list starts.
+func parseVecFront(key string, h *vecHeader, b []byte) (cent []float32, start []int32, err error) {
+	n := h.frontLen()
+	if len(b) < n {
+		return nil, nil, corruptVec(key, 0, "truncated vector index front")
 	}
-	pos := vecHead
-	var secs [4][]byte
-	for i, s := range sizes {
-		sb := b[pos : pos+s]
-		if crc(sb) != binary.LittleEndian.Uint32(b[pos+s:]) {
-			return nil, bad(pos+s, "vector index section checksum mismatch")
+	f := b[vecHead : n-4]
+	if crc(f) != binary.LittleEndian.Uint32(b[n-4:]) {
+		return nil, nil, corruptVec(key, n-4, "vector index front checksum mismatch")
+	}
+	cent = bytesF32(f[:4*h.nlist*h.dim])
+	start = bytesI32(f[4*h.nlist*h.dim:])
+	if start[0] != 0 || int(start[h.lists()]) != h.slots {
+		return nil, nil, corruptVec(key, 0, "bad vector list bounds")
+	}
+	for i := range h.lists() {
+		if start[i+1] < start[i] {
+			return nil, nil, corruptVec(key, 0, "bad vector list bounds")
 		}
-		secs[i] = sb
-		pos += s + 4
 	}
-	x.centroids = bytesF32(secs[0])
-	x.start = bytesI32(secs[1])
-	x.slotOff = bytesI32(secs[2])
-	x.vecs = bytesF32(secs[3])
-	if x.start[0] != 0 || int(x.start[lists]) != slots {
-		return nil, bad(0, "bad vector list bounds")
-	}
-	for i := range lists {
-		if x.start[i+1] < x.start[i] {
-			return nil, bad(0, "bad vector list bounds")
+	for _, c := range cent {
+		if math.IsNaN(float64(c)) || math.IsInf(float64(c), 0) {
+			return nil, nil, corruptVec(key, 0, "non-finite centroid component")
 		}
+	}
+	return cent, start, nil
+}
+
+// parseVecList checks one stored list of n slots at object offset at (b,
+// CRC included): the CRC, offsets in range, components finite.
+func parseVecList(key string, h *vecHeader, at, n int, b []byte) (offs []int32, vecs []float32, err error) {
+	if len(b) != h.listLen(n) || crc(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, nil, corruptVec(key, at+len(b)-4, "vector list checksum mismatch")
+	}
+	offs = bytesI32(b[:4*n])
+	vecs = bytesF32(b[4*n : len(b)-4])
+	for _, o := range offs {
+		if o < 0 || int(o) >= h.rows {
+			return nil, nil, corruptVec(key, at, "bad vector slot offset")
+		}
+	}
+	for _, f := range vecs {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return nil, nil, corruptVec(key, at, "non-finite vector component")
+		}
+	}
+	return offs, vecs, nil
+}
+
+// DecodeVector parses a vector index object read from key (version 1 or
+// 2), checking every checksum and bound, and that no row has two slots.
+func DecodeVector(key string, b []byte) (*VectorIndex, error) {
+	if len(b) >= 8 && string(b[:4]) == vecMagic && b[4] == 1 {
+		return decodeVectorV1(key, b)
+	}
+	h, err := parseVecHeader(key, b)
+	if err != nil {
+		return nil, err
+	}
+	cent, start, err := parseVecFront(key, h, b)
+	if err != nil {
+		return nil, err
+	}
+	x := &VectorIndex{rows: h.rows, dim: h.dim, nlist: h.nlist, centroids: cent, start: start,
+		slotOff: make([]int32, 0, h.slots), vecs: make([]float32, 0, h.slots*h.dim)}
+	pos := h.frontLen()
+	for l := range h.lists() {
+		n := int(start[l+1] - start[l])
+		ln := h.listLen(n)
+		if pos+ln > len(b) {
+			return nil, corruptVec(key, pos, "vector index sizes disagree with the object")
+		}
+		offs, vecs, err := parseVecList(key, h, pos, n, b[pos:pos+ln])
+		if err != nil {
+			return nil, err
+		}
+		x.slotOff = append(x.slotOff, offs...)
+		x.vecs = append(x.vecs, vecs...)
+		pos += ln
+	}
+	if pos != len(b) {
+		return nil, corruptVec(key, 8, "vector index sizes disagree with the object")
 	}
 	seen := make([]bool, x.rows)
 	for _, o := range x.slotOff {
-		if o < 0 || int(o) >= x.rows || seen[o] {
-			return nil, bad(0, "bad vector slot offset")
+		if seen[o] {
+			return nil, corruptVec(key, 0, "bad vector slot offset")
 		}
 		seen[o] = true
-	}
-	for _, f := range x.vecs {
-		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return nil, bad(0, "non-finite vector component")
-		}
 	}
 	return x, nil
 }

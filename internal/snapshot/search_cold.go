@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -37,6 +38,11 @@ type SearchMem struct {
 	*Mem
 	typ, field string
 	part       TextPart
+	// A hybrid ranking's nearest candidates and bm25 ranks (search_cold_rrf.go).
+	vfield  string
+	vpart   *VectorPart
+	rrfArm  int
+	rrfRank map[int32]int
 }
 
 // TextParts serves the ranked column with the whole table's statistics.
@@ -54,7 +60,7 @@ func (m *SearchMem) TextParts(_ context.Context, t *NodeTable, field string) ([]
 // has a persisted full-text index of the ranked property. ok is false
 // otherwise (the caller reads the whole table). params are the caller's
 // raw parameters.
-func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params map[string]any) (*SearchMem, bool, error) {
+func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params map[string]any, nprobe int) (*SearchMem, bool, error) {
 	if s.l.noIndexPath || plan == nil || plan.Read == nil || s.l.partials.Load() >= partialBeforeImages {
 		return nil, false, nil
 	}
@@ -67,11 +73,15 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		return nil, false, nil
 	}
 	scan, ok := proj.Input.(*query.Scan)
-	if !ok || scan.Rank == nil || scan.Rank.Func != "bm25" || len(scan.Filters) > 0 || scan.Rank.Var != scan.Var {
+	if !ok || scan.Rank == nil || len(scan.Filters) > 0 {
+		return nil, false, nil
+	}
+	nn, bm, bmArm, hybrid := hybridArms(scan.Rank, scan.Var)
+	if !hybrid && ((scan.Rank.Func != "bm25" && scan.Rank.Func != "nearest") || scan.Rank.Var != scan.Var) {
 		return nil, false, nil
 	}
 	rk := scan.Rank
-	want := map[string]bool{rk.Field: true}
+	want := map[string]bool{} // the ranked text and vectors come from the indexes
 	for _, c := range proj.Cols {
 		switch c.Value.Kind {
 		case query.OpdProp:
@@ -92,10 +102,6 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 			return nil, false, nil
 		}
 	}
-	q, ok := rankQuery(plan, rk, params)
-	if !ok {
-		return nil, false, nil
-	}
 	nt, ok := s.cat.Node(scan.Type)
 	if !ok {
 		return nil, false, nil
@@ -104,109 +110,25 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	if _, hit := s.l.cache.Get(s.ImageKey(tk)); hit {
 		return nil, false, nil // warm: the image path is faster
 	}
+	if hybrid {
+		return s.hybridPartial(ctx, plan, params, nt, nn, bm, bmArm, int(lim.N), want, nprobe)
+	}
+	if rk.Func == "nearest" {
+		return s.nearestPartial(ctx, plan, params, nt, rk, int(lim.N), want, nprobe)
+	}
+	q, ok := rankQuery(plan, rk, params)
+	if !ok {
+		return nil, false, nil
+	}
 	st, err := s.State(ctx, tk)
 	if err != nil {
 		return nil, false, err
 	}
 	refs := st.Indexes()
 	frags := st.Fragments()
-	type fragText struct {
-		f    table.Fragment
-		x    *index.TextIndex
-		dels []int64
-	}
-	parts := make([]fragText, len(frags))
-	for i, f := range frags {
-		ref, ok := index.RefFor(refs, index.KindText, rk.Field, f.Key)
-		if !ok {
-			return nil, false, nil
-		}
-		v, err := s.l.cache.GetOrLoad(ctx, "search/fts/"+ref.Key, func(ctx context.Context) (any, int64, error) {
-			x, err := index.ReadText(ctx, s.l.st, ref.Key)
-			if err != nil {
-				return nil, 0, err
-			}
-			return x, x.Size(), nil
-		})
-		if err != nil {
-			return nil, false, err
-		}
-		parts[i] = fragText{f: f, x: v.(*index.TextIndex)}
-		if f.DV != "" {
-			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
-			if err != nil {
-				return nil, false, err
-			}
-			parts[i].dels = dv.Offsets
-		}
-	}
-	live := func(p *fragText, off int32) bool {
-		_, gone := slices.BinarySearch(p.dels, int64(off))
-		return !gone
-	}
-	// Corpus statistics over the live rows, as eval's ftsView sums them.
-	stats := &CorpusStats{DF: map[string]int{}}
-	for i := range parts {
-		p := &parts[i]
-		stats.Docs += p.x.Docs()
-		stats.Total += p.x.TotalLen()
-		for _, d := range p.dels {
-			if dl, ok := p.x.DocLen(int(d)); ok {
-				stats.Docs--
-				stats.Total -= int64(dl)
-			}
-		}
-	}
-	terms := index.QueryTerms(q)
-	for _, t := range terms {
-		for i := range parts {
-			p := &parts[i]
-			if ti, ok := p.x.Lookup(t); ok {
-				p.x.Postings(ti, func(off, _ int32) {
-					if live(p, off) {
-						stats.DF[t]++
-					}
-				})
-			}
-		}
-	}
-	// Score every live row holding a term (the same arithmetic as eval).
-	type hit struct {
-		part  int
-		off   int32
-		score float64
-		id    string
-	}
-	var hits []hit
-	avgdl := 0.0
-	if stats.Docs > 0 {
-		avgdl = float64(stats.Total) / float64(stats.Docs)
-	}
-	for i := range parts {
-		p := &parts[i]
-		score := map[int32]float64{}
-		var order []int32
-		for _, t := range terms {
-			df := stats.DF[t]
-			if df == 0 {
-				continue
-			}
-			idf := index.BM25IDF(stats.Docs, df)
-			ti, _ := p.x.Lookup(t)
-			p.x.Postings(ti, func(off, tf int32) {
-				if !live(p, off) {
-					return
-				}
-				dl, _ := p.x.DocLen(int(off))
-				if _, seen := score[off]; !seen {
-					order = append(order, off)
-				}
-				score[off] += index.BM25Term(idf, tf, dl, avgdl)
-			})
-		}
-		for _, off := range order {
-			hits = append(hits, hit{part: i, off: off, score: score[off]})
-		}
+	parts, stats, hits, ok, err := s.bm25Hits(ctx, refs, frags, rk.Field, q)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	// The top N, and every row tied with the N-th: their ids break ties.
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
@@ -228,49 +150,19 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 					need--
 				}
 			}
-			byPart := map[int]map[int32]int{}
+			var tied []int
 			for k, h := range hits {
 				if h.score == cut {
-					if byPart[h.part] == nil {
-						byPart[h.part] = map[int32]int{}
-					}
-					byPart[h.part][h.off] = k
+					tied = append(tied, k)
 				}
 			}
-			for pi, tied := range byPart {
-				found := 0
-				ok, err := s.l.tr.IDOrder(ctx, parts[pi].f, func(id string, off int64) bool {
-					if k, in := tied[int32(off)]; in {
-						hits[k].id = id
-						found++
-					}
-					return found < need && found < len(tied)
-				})
-				if err != nil {
-					return nil, false, err
+			if err := s.fillHitIDs(ctx, st, parts, hits, tied, need); err != nil {
+				return nil, false, err
+			}
+			for _, k := range tied {
+				if hits[k].id == "" {
+					hits[k].score = -1 // beyond the cut in its fragment
 				}
-				if ok {
-					for off, k := range tied {
-						if hits[k].id == "" {
-							delete(tied, off)
-							hits[k].score = -1 // beyond the cut in its fragment
-						}
-					}
-					continue
-				}
-				offs := make([]int64, 0, len(tied))
-				for off := range tied {
-					offs = append(offs, int64(off))
-				}
-				slices.Sort(offs)
-				rec, err := s.l.tr.ReadRows(ctx, st, parts[pi].f.Key, offs, []string{table.KeyColumn}, nil)
-				if err != nil {
-					return nil, false, err
-				}
-				for j, off := range offs {
-					hits[tied[int32(off)]].id = table.Value(rec.Column(0), j).(string)
-				}
-				rec.Release()
 			}
 			slices.SortFunc(hits, func(a, b hit) int {
 				if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -292,6 +184,28 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 	for k, h := range hits {
 		locs[k] = table.RowLoc{Fragment: parts[h.part].f.Key, Offset: int64(h.off)}
 	}
+	t, err := s.readRankedRows(ctx, st, nt, locs, want)
+	if err != nil {
+		return nil, false, err
+	}
+	frag := make([]int, len(hits))
+	offs := make([]int32, len(hits))
+	for k, h := range hits {
+		frag[k], offs[k] = h.part, h.off
+	}
+	x := memText(parts, frag, offs)
+	s.l.partials.Add(1)
+	return &SearchMem{
+		Mem:   &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}},
+		typ:   nt.Name,
+		field: rk.Field,
+		part:  TextPart{Index: x, Stats: stats},
+	}, true, nil
+}
+
+// readRankedRows reads the rows at locs (sorted by fragment and
+// offset), their ids and the properties in want, as a node table.
+func (s *Snapshot) readRankedRows(ctx context.Context, st *table.State, nt *schema.NodeType, locs []table.RowLoc, want map[string]bool) (*NodeTable, error) {
 	cols := append([]string{table.KeyColumn}, propsToRead(st, nt.Props, want)...)
 	t := &NodeTable{Type: nt, Cols: map[string][]any{}}
 	for _, p := range nt.Props {
@@ -300,7 +214,7 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 		}
 	}
 	pp := &partialPlan{snap: s}
-	err = pp.readByFragment(ctx, st, locs, cols, func(_ int, get func(col string) any) {
+	err := pp.readByFragment(ctx, st, locs, cols, func(_ int, get func(col string) any) {
 		id, _ := get(table.KeyColumn).(string)
 		t.IDs = append(t.IDs, id)
 		for _, p := range nt.Props {
@@ -309,18 +223,141 @@ func (s *Snapshot) RankedPartial(ctx context.Context, plan *query.Plan, params m
 			}
 		}
 	})
-	if err != nil {
-		return nil, false, err
+	return t, err
+}
+
+// fragText is one fragment of a cold full-text ranking: its index
+// (ranged), deleted offsets and the postings of the query terms.
+type fragText struct {
+	f    table.Fragment
+	x    *index.TextSource
+	dels []int64
+	post map[string][]index.Posting
+}
+
+// memText is the full-text index of the rows of a partial snapshot,
+// row j being offset offs[j] of fragment parts[frag[j]], built from the
+// query terms' postings already read (no text is read): rows holding no
+// term get length 0, which no score uses.
+func memText(parts []fragText, frag []int, offs []int32) *index.TextIndex {
+	dl := make([]int32, len(offs))
+	post := map[string][]index.Posting{}
+	for j, off := range offs {
+		for t, ps := range parts[frag[j]].post {
+			k, found := slices.BinarySearchFunc(ps, off, func(p index.Posting, off int32) int { return cmp.Compare(p.Off, off) })
+			if found {
+				post[t] = append(post[t], index.Posting{Off: int32(j), TF: ps[k].TF, DL: ps[k].DL})
+				dl[j] = ps[k].DL
+			}
+		}
 	}
-	col := t.Cols[rk.Field]
-	x := index.BuildText(len(t.IDs), func(r int) (string, bool) { v, ok := col[r].(string); return v, ok })
-	s.l.partials.Add(1)
-	return &SearchMem{
-		Mem:   &Mem{Cat: s.cat, NodeT: map[string]*NodeTable{nt.Name: t}, EdgeT: map[string]*EdgeTable{}},
-		typ:   nt.Name,
-		field: rk.Field,
-		part:  TextPart{Index: x, Stats: stats},
-	}, true, nil
+	return index.TextFromPostings(dl, post)
+}
+
+// hit is one scored row of a cold ranking (id filled where ties need it).
+type hit struct {
+	part  int
+	off   int32
+	score float64
+	id    string
+}
+
+// bm25Hits scores every live row of frags holding a term of q, exactly
+// as eval's ftsView does, from the fragments' full-text indexes (ranged
+// reads of the query terms' postings); ok is false when a fragment has
+// no persisted index of field.
+func (s *Snapshot) bm25Hits(ctx context.Context, refs []table.IndexRef, frags []table.Fragment, field, q string) (parts []fragText, stats *CorpusStats, hits []hit, ok bool, err error) {
+	terms := index.QueryTerms(q)
+	parts = make([]fragText, len(frags))
+	for i, f := range frags {
+		ref, ok := index.RefFor(refs, index.KindText, field, f.Key)
+		if !ok {
+			return nil, nil, nil, false, nil
+		}
+		// A decoded index (this handle read it whole) answers from
+		// memory; otherwise ranged reads of the query terms only.
+		var src *index.TextSource
+		if v, hit := s.l.cache.Get("search/fts/" + ref.Key); hit {
+			src = index.TextSourceOf(v.(*index.TextIndex))
+		} else if src, err = index.OpenText(ctx, s.l.st, ref.Key); err != nil {
+			return nil, nil, nil, false, err
+		}
+		p := fragText{f: f, x: src, post: map[string][]index.Posting{}}
+		for _, t := range terms {
+			if p.post[t], err = src.Postings(ctx, t); err != nil {
+				return nil, nil, nil, false, err
+			}
+		}
+		if f.DV != "" {
+			dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
+			if err != nil {
+				return nil, nil, nil, false, err
+			}
+			p.dels = dv.Offsets
+		}
+		parts[i] = p
+	}
+	live := func(p *fragText, off int32) bool {
+		_, gone := slices.BinarySearch(p.dels, int64(off))
+		return !gone
+	}
+	// Corpus statistics over the live rows, as eval's ftsView sums them.
+	stats = &CorpusStats{DF: map[string]int{}}
+	for i := range parts {
+		p := &parts[i]
+		stats.Docs += p.x.Docs()
+		stats.Total += p.x.TotalLen()
+		dls, err := p.x.DocLens(ctx, p.dels)
+		if err != nil {
+			return nil, nil, nil, false, err
+		}
+		for _, dl := range dls {
+			if dl >= 0 {
+				stats.Docs--
+				stats.Total -= int64(dl)
+			}
+		}
+	}
+	for _, t := range terms {
+		for i := range parts {
+			p := &parts[i]
+			for _, e := range p.post[t] {
+				if live(p, e.Off) {
+					stats.DF[t]++
+				}
+			}
+		}
+	}
+	// Score every live row holding a term (the same arithmetic as eval).
+	avgdl := 0.0
+	if stats.Docs > 0 {
+		avgdl = float64(stats.Total) / float64(stats.Docs)
+	}
+	for i := range parts {
+		p := &parts[i]
+		score := map[int32]float64{}
+		var order []int32
+		for _, t := range terms {
+			df := stats.DF[t]
+			if df == 0 {
+				continue
+			}
+			idf := index.BM25IDF(stats.Docs, df)
+			for _, e := range p.post[t] {
+				if !live(p, e.Off) {
+					continue
+				}
+				if _, seen := score[e.Off]; !seen {
+					order = append(order, e.Off)
+				}
+				score[e.Off] += index.BM25Term(idf, e.TF, e.DL, avgdl)
+			}
+		}
+		for _, off := range order {
+			hits = append(hits, hit{part: i, off: off, score: score[off]})
+		}
+	}
+	return parts, stats, hits, true, nil
 }
 
 // rankQuery resolves the String query of a ranking: a literal or a

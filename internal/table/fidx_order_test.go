@@ -66,3 +66,34 @@ func TestIDOrderListsRowsByID(t *testing.T) {
 		}
 	}
 }
+
+// TestIDOrderReadsRuns pins a cold full walk's cost: the header, the
+// directory, then one ranged read per run of blocks, runs doubling from
+// one block up to idOrderRun.
+func TestIDOrderReadsRuns(t *testing.T) {
+	ctx := context.Background()
+	st := storage.NewMem()
+	s := randomEdgeTable(t, rand.New(rand.NewPCG(4, 5)), st, 1, 20000, 20000)
+	for _, f := range s.Fragments() {
+		if f.Index == "" {
+			continue
+		}
+		cnt := storage.NewCounting(st)
+		rd := NewReader(cnt, nil)
+		n := 0
+		if ok, err := rd.IDOrder(ctx, f, func(string, int64) bool { n++; return true }); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		got := cnt.Snapshot().Requests()
+		h, _ := rd.fidxHeader(ctx, f)
+		d, _ := rd.fidxDir(ctx, f, h.section(SectionID))
+		runs := 0
+		for i, run := 0, 1; i < len(d.first); i, run = i+run, min(2*run, idOrderRun) {
+			runs++
+		}
+		if got > int64(2+runs) || int64(n) != f.Rows {
+			t.Errorf("fragment of %d rows, %d blocks: %d requests, want ≤ %d", f.Rows, len(d.first), got, 2+runs)
+		}
+		t.Logf("%d rows, %d blocks: %d requests", f.Rows, len(d.first), got)
+	}
+}
