@@ -23,7 +23,9 @@ import (
 //     written that way in a batch. Refs must be written with a context
 //     without the batch (WithoutBatch) — commit.Publish does so for its CAS;
 //   - reads of a key whose put is still pending are served from the pending
-//     bytes (read your own writes).
+//     bytes (read your own writes), and so are reads of small objects (up
+//     to keepWrittenBytes) after their put completed, so that request
+//     counts do not depend on timing.
 //
 // INVARIANT: Flush returns nil only when every deferred put of the batch is
 // durable (TestBatching).
@@ -55,6 +57,10 @@ type Batch struct {
 }
 
 type batchKey struct{}
+
+// keepWrittenBytes: written objects up to this size stay readable from
+// their batch (Batch.defer_).
+const keepWrittenBytes = 64 << 10
 
 // maxBatchInFlight bounds the concurrent puts of one batch (a group
 // commit's batch holds the objects of many writes).
@@ -124,7 +130,14 @@ func (b *Batch) defer_(ctx context.Context, key string, data []byte, put func(ct
 		defer func() { <-b.sem }()
 		err := put(ctx, data)
 		b.mu.Lock()
-		delete(b.pending, key)
+		// Small objects (states, indexes, commits) stay readable from the
+		// batch once written, so whether a read of one is a request never
+		// depends on how fast its put completed (request counts are
+		// deterministic); large ones (fragments) are dropped, keeping a
+		// long batch's memory bounded.
+		if err != nil || len(data) > keepWrittenBytes {
+			delete(b.pending, key)
+		}
 		if err != nil {
 			b.errs = append(b.errs, err)
 		}
