@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,14 +88,14 @@ func graphFiles(t *testing.T, root string) []string {
 }
 
 // TestDiskFullTmpfs runs load, mutate, branch merge and optimize through
-// the binary on a graph in a real 4 MiB tmpfs: with the disk full (or, for
+// the binary on a graph in a real 16 MiB tmpfs: with the disk full (or, for
 // a load, with less space left than its fragment needs) each exits 1
 // saying the disk is full, leaves exactly the files there were, the graph
 // reads as before
 // and verify finds nothing unreachable; once the filler is removed the same
 // command succeeds.
 func TestDiskFullTmpfs(t *testing.T) {
-	mnt := mountTmpfs(t, 4<<20)
+	mnt := mountTmpfs(t, 16<<20)
 	g := filepath.Join(mnt, "g.omni")
 	ex := "../../examples/social/"
 	mustRun(t, "init", "--schema", ex+"schema.pg", g, "--json")
@@ -101,10 +103,17 @@ func TestDiskFullTmpfs(t *testing.T) {
 	mustRun(t, "branch", "create", "--from", "main", "feature", "--store", g, "--json")
 	mustRun(t, "mutate", "set_age", "--query", ex+"mutations.gq", "--params", `{"name":"Bob","age":61}`, "--branch", "feature", "--store", g, "--json")
 	mustRun(t, "mutate", "set_age", "--query", ex+"mutations.gq", "--params", `{"name":"Alice","age":62}`, "--store", g, "--json")
-	// A load bigger than the space left: about 1.5 MB of rows.
+	// A load bigger than the space left: about 1.5 MB of rows whose names
+	// do not compress (hex of a hash chain), so its fragment cannot fit.
 	var big strings.Builder
+	h := sha256.Sum256([]byte("bulk"))
 	for i := range 6000 {
-		fmt.Fprintf(&big, `{"type":"Person","data":{"name":"bulk-%05d-%s","age":%d}}`+"\n", i, strings.Repeat("x", 200), i%90)
+		var name strings.Builder
+		for range 6 {
+			h = sha256.Sum256(h[:])
+			name.WriteString(hex.EncodeToString(h[:]))
+		}
+		fmt.Fprintf(&big, `{"type":"Person","data":{"name":"bulk-%05d-%s","age":%d}}`+"\n", i, name.String()[:200], i%90)
 	}
 	bigPath := filepath.Join(t.TempDir(), "big.jsonl")
 	if err := os.WriteFile(bigPath, []byte(big.String()), 0o644); err != nil {

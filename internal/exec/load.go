@@ -147,7 +147,13 @@ func (g *Graph) Load(ctx context.Context, r io.Reader, req LoadRequest) (*LoadRe
 				// re-read: every mode treats a schema change as a conflict.
 				return nil, &ReadSetChangedError{Member: "schema", Change: ChangeChanged, Branch: branch, Expected: base.ID.String(), Actual: snap.Commit().ID.String()}
 			}
-			return s.prepare(ctx, snap)
+			p, err := s.prepare(ctx, snap)
+			if err != nil {
+				// The batch discards this write's ledger: its encoders
+				// must have ended, or a fragment would land afterwards.
+				_ = s.wait()
+			}
+			return p, err
 		},
 	})
 	if err != nil {
