@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"internal/query":     3, // over internal/value (parameter checks)
 	"internal/table":     2,
 	"internal/value":     2,
+	"internal/storeuri":  2, // the root installs the opener (no import of it)
 	"internal/commit":    3,
 	"internal/index":     3,
 	"internal/snapshot":  4,

@@ -21,6 +21,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	s3store "github.com/omnigraph-go/omnigraph/internal/storage/s3"
+	"github.com/omnigraph-go/omnigraph/internal/storeuri"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -177,12 +178,15 @@ type Graph struct {
 	authz Authorizer
 }
 
-// OpenStore returns the object store a graph URI names: a local path, a
+// The module's own raw-store users (verify, repair, clusters) open stores
+// through internal/storeuri: the store a graph URI names — a local path, a
 // file:// URL, or s3://bucket/prefix (configured from the AWS_* environment,
-// see docs/s3.md). A remote store caches immutable objects in memory and, if
+// see docs/s3.md), a remote one caching immutable objects in memory and, if
 // OMNIGRAPH_CACHE_DIR is set, on disk.
-func OpenStore(uri string, create bool) (storage.Store, error) {
-	return openStore(uri, create, Options{})
+func init() {
+	storeuri.Register(func(uri string, create bool) (storage.Store, error) {
+		return openStore(uri, create, Options{})
+	})
 }
 
 // Environment variables of the disk cache for remote graphs.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/integrity"
+	"github.com/omnigraph-go/omnigraph/internal/storeuri"
 )
 
 // `omnigraph verify` and `omnigraph repair` (docs/cli.md, "Verify and
@@ -35,7 +35,7 @@ branch refs.`,
 			if err != nil {
 				return err
 			}
-			st, err := omnigraph.OpenStore(uri, false)
+			st, err := storeuri.Open(uri, false)
 			if err != nil {
 				return err
 			}
@@ -124,7 +124,7 @@ preview names, and pick another with --commit if it is not the one you expect.`,
 			if err != nil {
 				return err
 			}
-			st, err := omnigraph.OpenStore(uri, false)
+			st, err := storeuri.Open(uri, false)
 			if err != nil {
 				return err
 			}

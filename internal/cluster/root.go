@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/storeuri"
 )
 
 // Layout keys under the storage root (spec/surfaces.md §4).
@@ -24,7 +25,7 @@ const (
 // and (for tests) how a storage root is opened.
 type Options struct {
 	// OpenStore opens the store at a storage root; nil uses local
-	// directories and omnigraph.OpenStore for scheme URIs.
+	// directories and storeuri.Open for scheme URIs.
 	OpenStore func(ctx context.Context, root string) (storage.Store, error)
 	// GraphOptions are used for every graph handle apply/import/refresh open.
 	GraphOptions omnigraph.Options
@@ -64,7 +65,7 @@ func (o Options) open(ctx context.Context, root string) (storage.Store, error) {
 		return o.OpenStore(ctx, root)
 	}
 	if isScheme(root) {
-		return omnigraph.OpenStore(root, true)
+		return storeuri.Open(root, true)
 	}
 	st, err := storage.NewLocal(root)
 	if err != nil {

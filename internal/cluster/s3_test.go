@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/storeuri"
 )
 
 // TestLifecycleOnS3 runs a cluster whose storage root is an s3:// URI: the
@@ -50,7 +51,7 @@ func TestLifecycleOnS3(t *testing.T) {
 	writeFile(t, dir, "cluster.yaml", "storage: "+root+"\n"+testClusterYAML)
 	mustOK(t, Approve(ctx, dir, "graph.scratch", "op", Options{}).Report)
 	mustOK(t, Apply(ctx, dir, "op", Options{}).Report)
-	st, err := omnigraph.OpenStore(root, true)
+	st, err := storeuri.Open(root, true)
 	if err != nil {
 		t.Fatal(err)
 	}
