@@ -38,12 +38,7 @@ properties match by name, or by @rename_from("Old"). A plan holding an
 unsupported change is printed with supported: false.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			src, err := os.ReadFile(o.schemaPath)
-			if err != nil {
-				return err
-			}
-			a.schemaWarnings(o.schemaPath, src)
-			g, _, err := a.open(cmd, args, "")
+			src, g, _, err := a.openForSchema(cmd, args, &o)
 			if err != nil {
 				return err
 			}
@@ -68,6 +63,18 @@ unsupported change is printed with supported: false.`,
 	return cmd
 }
 
+// openForSchema reads --schema (printing its warnings) and opens the
+// graph, for schema plan and apply.
+func (a *app) openForSchema(cmd *cobra.Command, args []string, o *schemaChangeOptions) ([]byte, *omnigraph.Graph, string, error) {
+	src, err := os.ReadFile(o.schemaPath)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	a.schemaWarnings(o.schemaPath, src)
+	g, uri, err := a.open(cmd, args, "")
+	return src, g, uri, err
+}
+
 func printPlanSteps(a *app, steps []omnigraph.SchemaStep) {
 	for _, s := range steps {
 		fmt.Fprintln(a.io.Out, s.String())
@@ -86,12 +93,7 @@ makes them hard. Unsupported changes, and added constraints the stored data
 breaks, are refused before anything is written.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			src, err := os.ReadFile(o.schemaPath)
-			if err != nil {
-				return err
-			}
-			a.schemaWarnings(o.schemaPath, src)
-			g, uri, err := a.open(cmd, args, "")
+			src, g, uri, err := a.openForSchema(cmd, args, &o)
 			if err != nil {
 				return err
 			}
