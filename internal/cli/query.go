@@ -213,11 +213,11 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 		name = args[0]
 	}
 	t := omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}
-	res, err := g.Query(omnigraph.WithQueryLimits(cmd.Context(), ql), t, src, name, params)
-	if err != nil {
-		return err
-	}
-	return a.writeRead(format, t, res)
+	// The rows are projected, encoded and written in batches as the
+	// output is written (omnigraph.ReadStream), never held whole.
+	return g.QueryStream(omnigraph.WithQueryLimits(cmd.Context(), ql), t, src, name, params, func(st *omnigraph.ReadStream) error {
+		return a.writeRead(format, t, streamedRead(st))
+	})
 }
 
 type mutateOptions struct {
