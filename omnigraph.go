@@ -525,6 +525,26 @@ func encodeRowInto(enc []any, cols []query.Column, row []any) error {
 // decodeJSONValue turns one encoded value back into plain Go data, keeping
 // numbers exact as json.Number.
 func decodeJSONValue(raw []byte) (any, error) {
+	// Scalars — most cells — skip the decoder (a streamed result decodes
+	// one value per cell, and a decoder per value is most of its garbage);
+	// they decode to what the decoder gives them.
+	switch v := bytes.TrimSpace(raw); {
+	case len(v) == 0:
+	case v[0] == '"':
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	case v[0] == '-' || '0' <= v[0] && v[0] <= '9':
+		if json.Valid(v) {
+			return json.Number(v), nil
+		}
+	case string(v) == "null":
+		return nil, nil
+	case string(v) == "true":
+		return true, nil
+	case string(v) == "false":
+		return false, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
