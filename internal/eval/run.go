@@ -43,7 +43,8 @@ type Options struct {
 	// index paths are checked against.
 	NoIndexes bool
 	// MemoryBytes bounds the query's working memory (binding rows,
-	// memoized expansions, output rows): 0 = DefaultMemoryBytes, < 0 =
+	// memoized expansions, aggregate groups, and output rows when they are
+	// held — Run — rather than streamed): 0 = DefaultMemoryBytes, < 0 =
 	// unlimited. Over it the query stops with *limits.Error (budget.go).
 	MemoryBytes int64
 	// NProbe is how many inverted lists per fragment an unfiltered
