@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // TestQueryStreamsThroughBinary: `omnigraph query` answers a 490,000-row
@@ -26,16 +27,11 @@ func TestQueryStreamsThroughBinary(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pairs.omni")
 	mustRun(t, "init", "--schema", filepath.Join(exampleDir, "schema.pg"), dir, "--json")
 	const n = 700
-	pad := strings.Repeat("x", 90)
-	name := func(i int) string { return fmt.Sprintf("p%04d-%s", i, pad) }
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"type":"Person","data":{"name":%q,"age":%d}}`+"\n", name(i), i%90)
-	}
-	data := writeFile(t, t.TempDir(), "people.jsonl", b.String())
+	name := fixture.PairName
+	data := writeFile(t, t.TempDir(), "people.jsonl", fixture.PairsData(n))
 	mustRun(t, "load", "--data", data, "--mode", "overwrite", dir, "--json", "--quiet")
 	bin := omnigraphBin(t)
-	src := `query pairs() { match { $a: Person  $b: Person } return { $a.name, $b.name, $a.age } }`
+	src := fixture.PairsQuery
 
 	// run starts the query in format f and hands its stdout to read; it
 	// returns the bytes written and the child's peak RSS.
@@ -80,55 +76,12 @@ func TestQueryStreamsThroughBinary(t *testing.T) {
 	}
 
 	t.Run("json", func(t *testing.T) {
+		var keys []string
 		rows := 0
-		size, rss := run(t, "json", func(r io.Reader) {
-			dec := json.NewDecoder(r)
-			dec.UseNumber()
-			tok := func() json.Token {
-				tk, err := dec.Token()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return tk
-			}
-			var keys []string
-			tok() // {
-			for dec.More() {
-				k := tok().(string)
-				keys = append(keys, k)
-				switch k {
-				case "row_count":
-					var c int
-					if err := dec.Decode(&c); err != nil || c != n*n {
-						t.Fatalf("row_count %d (%v), want %d", c, err, n*n)
-					}
-				case "rows":
-					tok() // [
-					for dec.More() {
-						var r map[string]any
-						if err := dec.Decode(&r); err != nil {
-							t.Fatal(err)
-						}
-						if i, j := rows/n, rows%n; rows%9973 == 0 || rows == n*n-1 {
-							if r["a.name"] != name(i) || r["b.name"] != name(j) || r["a.age"] != json.Number(fmt.Sprint(i%90)) {
-								t.Fatalf("row %d = %v", rows, r)
-							}
-						}
-						rows++
-					}
-					tok() // ]
-				default:
-					var v json.RawMessage
-					if err := dec.Decode(&v); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			tok() // }
-			if got := strings.Join(keys, " "); got != "query_name target row_count columns rows graph_commit_id" {
-				t.Fatalf("keys %s", got)
-			}
-		})
+		size, rss := run(t, "json", func(r io.Reader) { keys, rows = fixture.CheckPairsDoc(t, r, n) })
+		if got := strings.Join(keys, " "); got != "query_name target row_count columns rows graph_commit_id" {
+			t.Fatalf("keys %s", got)
+		}
 		if rows != n*n {
 			t.Fatalf("%d rows, want %d", rows, n*n)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // countingReader counts the bytes read through it.
@@ -39,7 +39,7 @@ func TestQueryStreamsPastMemoryLimit(t *testing.T) {
 	}
 	const n = 700
 	ctx := context.Background()
-	g, name := pairsGraph(t, n)
+	g := pairsGraph(t, n)
 	s, err := New(ctx, Config{Unauthenticated: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Graphs: []GraphConfig{{ID: "g", Graph: g, URI: g.URI()}}})
 	if err != nil {
@@ -49,7 +49,7 @@ func TestQueryStreamsPastMemoryLimit(t *testing.T) {
 	ts.hs = httptest.NewServer(s.Handler())
 	t.Cleanup(ts.hs.Close)
 
-	src := `query pairs() { match { $a: Person  $b: Person } return { $a.name, $b.name, $a.age } }`
+	src := fixture.PairsQuery
 	// Held whole, the result is over the limit: the old answer, still
 	// what the full-result API gives.
 	if _, err := g.Query(ctx, omnigraph.Target{}, src, "", nil); err == nil || !strings.Contains(err.Error(), "query_memory_bytes") {
@@ -68,59 +68,7 @@ func TestQueryStreamsPastMemoryLimit(t *testing.T) {
 		t.Fatalf("status %d, length %d, type %q", res.StatusCode, res.ContentLength, res.Header.Get("Content-Type"))
 	}
 	cr := &countingReader{r: res.Body}
-	dec := json.NewDecoder(bufio.NewReaderSize(cr, 64<<10))
-	dec.UseNumber()
-	var keys []string
-	rows := 0
-	tok := func() json.Token {
-		t.Helper()
-		tk, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tk
-	}
-	if tok() != json.Delim('{') {
-		t.Fatal("not an object")
-	}
-	for dec.More() {
-		k := tok().(string)
-		keys = append(keys, k)
-		switch k {
-		case "row_count":
-			var c int
-			if err := dec.Decode(&c); err != nil || c != n*n {
-				t.Fatalf("row_count %d (%v), want %d", c, err, n*n)
-			}
-		case "rows":
-			if tok() != json.Delim('[') {
-				t.Fatal("rows is not an array")
-			}
-			for dec.More() {
-				var r map[string]any
-				if err := dec.Decode(&r); err != nil {
-					t.Fatal(err)
-				}
-				i, j := rows/n, rows%n
-				if rows%9973 == 0 || rows == n*n-1 {
-					if r["a.name"] != name(i) || r["b.name"] != name(j) || r["a.age"] != json.Number(fmt.Sprint(i%90)) {
-						t.Fatalf("row %d = %v, want a=%s b=%s", rows, r, name(i), name(j))
-					}
-				}
-				rows++
-			}
-			tok()
-		default:
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	tok()
-	if _, err := dec.Token(); err != io.EOF {
-		t.Fatalf("data after the document: %v", err)
-	}
+	keys, rows := fixture.CheckPairsDoc(t, bufio.NewReaderSize(cr, 64<<10), n)
 	if rows != n*n {
 		t.Fatalf("%d rows, want %d", rows, n*n)
 	}
@@ -133,9 +81,9 @@ func TestQueryStreamsPastMemoryLimit(t *testing.T) {
 	t.Logf("%d rows, %d bytes under an 8 MiB query memory limit", rows, cr.n)
 }
 
-// pairsGraph is a graph of n people with 96-character names under an
-// 8 MiB query memory limit.
-func pairsGraph(t *testing.T, n int) (*omnigraph.Graph, func(int) string) {
+// pairsGraph is the pairs fixture's n people under an 8 MiB query memory
+// limit.
+func pairsGraph(t *testing.T, n int) *omnigraph.Graph {
 	t.Helper()
 	ctx := context.Background()
 	uri := filepath.Join(t.TempDir(), "g.omni")
@@ -143,16 +91,10 @@ func pairsGraph(t *testing.T, n int) (*omnigraph.Graph, func(int) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pad := strings.Repeat("x", 90)
-	name := func(i int) string { return fmt.Sprintf("p%04d-%s", i, pad) }
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"type":"Person","data":{"name":%q,"age":%d}}`+"\n", name(i), i%90)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(b.String()), omnigraph.LoadOptions{Mode: omnigraph.Overwrite, Actor: "test"}); err != nil {
+	if _, err := g.Load(ctx, strings.NewReader(fixture.PairsData(n)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite, Actor: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	return g, name
+	return g
 }
 
 // cancelOnWrite ends the request's context when the response's first
@@ -176,7 +118,7 @@ func (w *cancelOnWrite) Write(p []byte) (int, error) {
 // to one. An error before the first byte is still an ordinary error
 // response.
 func TestQueryStreamErrorCutsConnection(t *testing.T) {
-	g, _ := pairsGraph(t, 100)
+	g := pairsGraph(t, 100)
 	s, err := New(context.Background(), Config{Unauthenticated: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Graphs: []GraphConfig{{ID: "g", Graph: g, URI: g.URI()}}})
 	if err != nil {
