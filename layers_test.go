@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"internal/fixture":   0,
 	"internal/cache":     0,
 	"internal/limits":    0,
+	"internal/rowjson":   0, // encoding/json only: the CLI and server write read results with it
 	"internal/console":   0,
 	"internal/storage":   1,
 	"internal/schema":    1,

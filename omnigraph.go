@@ -15,10 +15,12 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/embed"
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/exec"
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	s3store "github.com/omnigraph-go/omnigraph/internal/storage/s3"
 	"github.com/omnigraph-go/omnigraph/internal/storeuri"
@@ -413,44 +415,140 @@ func compileNamed(cat *schema.Catalog, src, name string) (*query.Plan, error) {
 func (g *Graph) Query(ctx context.Context, t Target, src, name string, params map[string]any) (*ReadResult, error) {
 	// Resolve once: the plan is compiled against the catalog of the very
 	// commit it then reads, and the head is probed only once.
-	snap, err := g.eng.Resolve(ctx, t)
+	snap, plan, err := g.readPlan(ctx, t, src, name)
 	if err != nil {
 		return nil, err
-	}
-	plan, err := compileNamed(snap.Catalog(), src, name)
-	if err != nil {
-		return nil, err
-	}
-	if plan.IsMutation() {
-		return nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
 	}
 	res, err := g.eng.QueryAt(ctx, snap, plan, params)
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap)}
-	for _, c := range res.Columns {
-		out.Columns = append(out.Columns, c.Name)
-	}
+	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap), Columns: columnNames(res.Columns)}
 	for _, row := range res.Rows {
-		enc := make([]any, len(row))
-		for i, v := range row {
-			raw, err := value.EncodeJSON(res.Columns[i].Type, v)
-			if err != nil {
-				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
-			}
-			if enc[i], err = decodeJSONValue(raw); err != nil {
-				return nil, fmt.Errorf("encode column %s: %w", res.Columns[i].Name, err)
-			}
+		enc, err := encodeRow(res.Columns, row)
+		if err != nil {
+			return nil, err
 		}
 		out.Rows = append(out.Rows, enc)
 	}
 	return out, nil
 }
 
+// ReadStream is a read query's result read row by row (Graph.QueryStream):
+// the same rows as ReadResult.Rows, in the same encoding, produced in
+// batches so that a result larger than memory can be written out.
+type ReadStream struct {
+	QueryName string
+	Columns   []string
+	// RowCount is the number of rows Rows yields, known before the first.
+	RowCount int
+	Commit   CommitInfo
+
+	ctx  context.Context
+	st   *eval.Stream
+	cols []query.Column
+}
+
+// Rows calls fn with every row in order (one value per column, encoded as
+// in ReadResult.Rows). The row slice is reused after fn returns; the values
+// may be kept. It may be called more than once, yielding the same rows. It
+// returns fn's first error, or the query's (a deadline passed while the
+// rows are read is a *limits.Error resource-limit error; an unencodable
+// value names its column).
+func (s *ReadStream) Rows(fn func(row []any) error) error {
+	enc := make([]any, len(s.cols))
+	return s.st.Each(s.ctx, func(row []any) error {
+		if err := encodeRowInto(enc, s.cols, row); err != nil {
+			return err
+		}
+		return fn(enc)
+	})
+}
+
+// QueryStream runs a read query and hands its result to fn as a stream,
+// valid only while fn runs. Compile and evaluation errors are returned
+// before fn is called; the projected rows are produced while fn reads
+// them and are not charged to the query memory limit (only the binding
+// rows, aggregate groups and the batch being read are). QueryStream
+// returns fn's error.
+func (g *Graph) QueryStream(ctx context.Context, t Target, src, name string, params map[string]any, fn func(*ReadStream) error) error {
+	snap, plan, err := g.readPlan(ctx, t, src, name)
+	if err != nil {
+		return err
+	}
+	return g.eng.QueryStreamAt(ctx, snap, plan, params, func(ctx context.Context, st *eval.Stream) error {
+		return fn(&ReadStream{QueryName: plan.Name, Columns: columnNames(st.Columns), RowCount: st.Len(),
+			Commit: exec.CommitOf(snap), ctx: ctx, st: st, cols: st.Columns})
+	})
+}
+
+// readPlan resolves a target and compiles the read query called name
+// against that very snapshot's catalog.
+func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snapshot.Snapshot, *query.Plan, error) {
+	snap, err := g.eng.Resolve(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := compileNamed(snap.Catalog(), src, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plan.IsMutation() {
+		return nil, nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
+	}
+	return snap, plan, nil
+}
+
+func columnNames(cols []query.Column) []string {
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// encodeRow encodes one output row for JSON (ReadResult.Rows).
+func encodeRow(cols []query.Column, row []any) ([]any, error) {
+	enc := make([]any, len(row))
+	return enc, encodeRowInto(enc, cols, row)
+}
+
+func encodeRowInto(enc []any, cols []query.Column, row []any) error {
+	for i, v := range row {
+		raw, err := value.EncodeJSON(cols[i].Type, v)
+		if err != nil {
+			return fmt.Errorf("encode column %s: %w", cols[i].Name, err)
+		}
+		if enc[i], err = decodeJSONValue(raw); err != nil {
+			return fmt.Errorf("encode column %s: %w", cols[i].Name, err)
+		}
+	}
+	return nil
+}
+
 // decodeJSONValue turns one encoded value back into plain Go data, keeping
 // numbers exact as json.Number.
 func decodeJSONValue(raw []byte) (any, error) {
+	// Scalars — most cells — skip the decoder (a streamed result decodes
+	// one value per cell, and a decoder per value is most of its garbage);
+	// they decode to what the decoder gives them.
+	switch v := bytes.TrimSpace(raw); {
+	case len(v) == 0:
+	case v[0] == '"':
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	case v[0] == '-' || '0' <= v[0] && v[0] <= '9':
+		if json.Valid(v) {
+			return json.Number(v), nil
+		}
+	case string(v) == "null":
+		return nil, nil
+	case string(v) == "true":
+		return true, nil
+	case string(v) == "false":
+		return false, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/omnigraph-go/omnigraph"
 )
@@ -52,33 +50,4 @@ func toCommitJSON(c *omnigraph.CommitInfo) *commitJSON {
 		ActorID:              strPtr(c.Actor),
 		CreatedAt:            c.CreatedAt.UnixMicro(),
 	}
-}
-
-// orderedRow is a result row whose JSON object keeps column order.
-type orderedRow struct {
-	cols []string
-	vals []any
-}
-
-func (r orderedRow) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, c := range r.cols {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(r.vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", c, err)
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }

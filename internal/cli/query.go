@@ -166,7 +166,11 @@ json; --json is the same as --format json.
 A query's working memory is bounded (--memory-limit, default 2GiB, or
 $OMNIGRAPH_QUERY_MEMORY_LIMIT) and so, if set, is its time (--timeout or
 $OMNIGRAPH_QUERY_TIMEOUT). A query over either bound stops with a
-resource-limit error (exit 1) and returns nothing.`,
+resource-limit error (exit 1) and returns nothing.
+
+Rows are streamed: projected, encoded and written a batch at a time, so a
+result larger than the memory limit is printed in every format. An error
+while rows are written (the timeout passing) ends the output there, exit 1.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			if cmd.CalledAs() == "read" {
@@ -213,11 +217,11 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 		name = args[0]
 	}
 	t := omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}
-	res, err := g.Query(omnigraph.WithQueryLimits(cmd.Context(), ql), t, src, name, params)
-	if err != nil {
-		return err
-	}
-	return a.writeRead(format, t, res)
+	// The rows are projected, encoded and written in batches as the
+	// output is written (omnigraph.ReadStream), never held whole.
+	return g.QueryStream(omnigraph.WithQueryLimits(cmd.Context(), ql), t, src, name, params, func(st *omnigraph.ReadStream) error {
+		return a.writeRead(format, t, streamedRead(st))
+	})
 }
 
 type mutateOptions struct {

@@ -170,7 +170,7 @@ func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) 
 	if err != nil {
 		return err
 	}
-	return a.writeRead(format, omnigraph.Target{Branch: branch, Snapshot: snapshot}, res)
+	return a.writeRead(format, omnigraph.Target{Branch: branch, Snapshot: snapshot}, heldRead(res))
 }
 
 func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client) error {
@@ -722,7 +722,7 @@ mutation is refused before it runs.`,
 			if err != nil {
 				return err
 			}
-			return a.writeRead(f, omnigraph.Target{}, res)
+			return a.writeRead(f, omnigraph.Target{}, heldRead(res))
 		}),
 	}
 	acceptGlobals(cmd)

@@ -297,11 +297,9 @@ func (s *shellSession) exec(ctx context.Context, src string) error {
 		return err
 	}
 	if !info.Mutation {
-		res, err := s.g.Query(ctx, t, src, "", s.params)
-		if err != nil {
-			return err
-		}
-		return s.a.writeRead(s.format, t, res)
+		return s.g.QueryStream(ctx, t, src, "", s.params, func(st *omnigraph.ReadStream) error {
+			return s.a.writeRead(s.format, t, streamedRead(st))
+		})
 	}
 	if s.snapshot != "" {
 		return fmt.Errorf("the session is pinned to commit %s, which is read-only: ':snapshot none' or ':branch NAME' to write", s.snapshot)

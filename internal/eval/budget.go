@@ -5,7 +5,8 @@ import (
 )
 
 // Query limits. A query's working memory — binding rows, memoized
-// expansions, output rows — is charged to a budget as it is allocated,
+// expansions, aggregate groups, output rows while held (Run; a Stream
+// holds one batch) — is charged to a budget as it is allocated,
 // and a query over budget stops with *limits.Error before the allocation
 // that would exceed it, so a runaway product or expansion never takes the
 // process (and a server's other clients) down. A deadline on the context

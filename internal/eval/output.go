@@ -9,9 +9,9 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
-// project reads the output columns of every row; this is the first place
-// most property values are touched.
-func (r *runner) project(ctx context.Context, o *query.Project, rs *rowSet, l *layout) ([][]any, error) {
+// project compiles the output columns for rows of layout l; reading them
+// (Stream) is the first place most property values are touched.
+func (r *runner) project(ctx context.Context, o *query.Project, l *layout) ([]valueFn, error) {
 	fns := make([]valueFn, len(o.Cols))
 	for i, c := range o.Cols {
 		fn, _, err := r.operand(ctx, c.Value, l)
@@ -20,20 +20,7 @@ func (r *runner) project(ctx context.Context, o *query.Project, rs *rowSet, l *l
 		}
 		fns[i] = fn
 	}
-	// Row headers and cells (a cell is an interface value; what it points
-	// to is mostly shared with the table images).
-	charge(r.mem, int64(rs.n())*(24+16*int64(len(fns))))
-	out := make([][]any, rs.n())
-	cells := make([]any, rs.n()*len(fns))
-	for i := range out {
-		row := rs.row(i)
-		vals := cells[i*len(fns) : (i+1)*len(fns) : (i+1)*len(fns)]
-		for j, fn := range fns {
-			vals[j] = fn(row)
-		}
-		out[i] = vals
-	}
-	return out, nil
+	return fns, nil
 }
 
 // aggState accumulates one aggregate column of one group.

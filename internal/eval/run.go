@@ -43,7 +43,8 @@ type Options struct {
 	// index paths are checked against.
 	NoIndexes bool
 	// MemoryBytes bounds the query's working memory (binding rows,
-	// memoized expansions, output rows): 0 = DefaultMemoryBytes, < 0 =
+	// memoized expansions, aggregate groups, and output rows when they are
+	// held — Run — rather than streamed): 0 = DefaultMemoryBytes, < 0 =
 	// unlimited. Over it the query stops with *limits.Error (budget.go).
 	MemoryBytes int64
 	// NProbe is how many inverted lists per fragment an unfiltered
@@ -83,6 +84,31 @@ type Result struct {
 // with limits.WithTimeout, stops with *limits.Error; the process is
 // unharmed.
 func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (res *Result, err error) {
+	defer func() { err = limits.FromContext(ctx, err) }()
+	defer recoverBudget(&err)
+	st, err := RunStream(ctx, snap, plan, params, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return &Result{Columns: plan.Columns, Rows: rows}, nil
+}
+
+// RunStream is Run without holding the projected result: it evaluates the
+// binding rows (and any aggregate, sort or limit over them) and returns a
+// Stream that projects the output rows batch by batch as they are read.
+// Every error of planning and evaluation is returned here, before a row is
+// produced; reading the stream can then fail only on ctx or on the
+// caller's own callback. The stream's output rows are not charged to
+// opts.MemoryBytes (only the batch it holds is), so a result larger than
+// the budget, or than memory, can be written out.
+func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (st *Stream, err error) {
 	if plan == nil || plan.Read == nil {
 		return nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
 	}
@@ -119,14 +145,11 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 	}
 	r.now = now.UTC().UnixMilli()
 
-	rows, err := r.output(ctx, plan.Read)
+	out, err := r.output(ctx, plan.Read)
 	if err != nil {
 		return nil, err
 	}
-	if rows == nil {
-		rows = [][]any{}
-	}
-	return &Result{Columns: plan.Columns, Rows: rows}, nil
+	return &Stream{Columns: plan.Columns, out: out, mem: r.mem}, nil
 }
 
 func planName(p *query.Plan) string {
@@ -182,8 +205,10 @@ type argInput struct {
 }
 
 // output evaluates the projection-level operators (Limit, Project,
-// Aggregate and the Sort above an Aggregate) and returns output rows.
-func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
+// Aggregate and the Sort above an Aggregate). A projection's rows are
+// left to the Stream (only the first N binding rows under `limit N`);
+// aggregate output is held.
+func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 	switch o := op.(type) {
 	case *query.Limit:
 		if pr, ok := o.Input.(*query.Project); ok {
@@ -192,20 +217,24 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 			r.capOp, r.capN = pr.Input, o.N
 			r.projLimit = o.N
 		}
-		rows, err := r.output(ctx, o.Input)
+		out, err := r.output(ctx, o.Input)
 		if err != nil {
 			return nil, err
 		}
-		if int64(len(rows)) > o.N {
-			rows = rows[:o.N]
+		if int64(out.n) > o.N {
+			out.n = int(o.N)
 		}
-		return rows, nil
+		return out, nil
 	case *query.Project:
 		rs, l, err := r.bindingRows(ctx, o.Input)
 		if err != nil {
 			return nil, err
 		}
-		return r.project(ctx, o, rs, l)
+		fns, err := r.project(ctx, o, l)
+		if err != nil {
+			return nil, err
+		}
+		return &outRows{rs: rs, fns: fns, n: rs.n()}, nil
 	case *query.Aggregate:
 		if n, ok, err := r.countOnly(ctx, o); err != nil {
 			return nil, err
@@ -214,23 +243,31 @@ func (r *runner) output(ctx context.Context, op query.Op) ([][]any, error) {
 			for i := range row {
 				row[i] = n
 			}
-			return [][]any{row}, nil
+			return heldRows([][]any{row}), nil
 		}
 		rs, l, err := r.bindingRows(ctx, o.Input)
 		if err != nil {
 			return nil, err
 		}
-		return r.aggregate(ctx, o, rs, l)
+		rows, err := r.aggregate(ctx, o, rs, l)
+		if err != nil {
+			return nil, err
+		}
+		return heldRows(rows), nil
 	case *query.Sort:
 		agg, ok := o.Input.(*query.Aggregate)
 		if !ok {
 			return nil, runErrorf("plan has a column sort over %T", o.Input)
 		}
-		rows, err := r.output(ctx, agg)
+		out, err := r.output(ctx, agg)
 		if err != nil {
 			return nil, err
 		}
-		return sortOutput(o, agg.Columns, rows)
+		rows, err := sortOutput(o, agg.Columns, out.rows)
+		if err != nil {
+			return nil, err
+		}
+		return heldRows(rows), nil
 	}
 	return nil, runErrorf("plan root %T produces no output columns", op)
 }

@@ -32,6 +32,33 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 // The query runs under the handle's query limits, or those WithQueryLimits
 // put on ctx; over them it fails with *limits.Error.
 func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any) (res *eval.Result, err error) {
+	err = g.runQuery(ctx, snap, plan, params, func(ctx context.Context, s eval.Snapshot, p *query.Plan, opts eval.Options) error {
+		res, err = eval.Run(ctx, s, p, params, opts)
+		return err
+	})
+	return res, err
+}
+
+// QueryStreamAt is QueryAt for a result read as a stream: fn receives the
+// stream (every evaluation error is returned before fn is called) and the
+// context to read it with, which carries the query's deadline and is
+// ended when QueryStreamAt returns. fn's error is returned as is; a
+// deadline passed while fn reads is *limits.Error.
+func (g *Graph) QueryStreamAt(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any, fn func(ctx context.Context, st *eval.Stream) error) error {
+	return g.runQuery(ctx, snap, plan, params, func(ctx context.Context, s eval.Snapshot, p *query.Plan, opts eval.Options) error {
+		st, err := eval.RunStream(ctx, s, p, params, opts)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, st)
+	})
+}
+
+// runQuery picks what a read plan runs on — a cold ranking's or an
+// anchored read's partial snapshot, else snap — and calls run there under
+// the query limits.
+func (g *Graph) runQuery(ctx context.Context, snap *snapshot.Snapshot, plan *query.Plan, params map[string]any,
+	run func(ctx context.Context, s eval.Snapshot, p *query.Plan, opts eval.Options) error) (err error) {
 	ql := g.queryLimits(ctx)
 	ctx, cancel := limits.WithTimeout(ctx, eval.ResourceTime, ql.Timeout,
 		"the query ran out of time; narrow it or raise the query timeout (--timeout)")
@@ -41,20 +68,20 @@ func (g *Graph) QueryAt(ctx context.Context, snap *snapshot.Snapshot, plan *quer
 	// A cold bm25 ranking reads its full-text indexes and the rows it
 	// returns (snapshot.RankedPartial).
 	if sm, ok, err := snap.RankedPartial(ctx, plan, params, eval.DefaultNProbe); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		g.partialReads.Add(1)
-		return eval.Run(ctx, sm, plan, params, opts)
+		return run(ctx, sm, plan, opts)
 	}
 	// An anchored read on a cold handle runs on the rows it can touch,
 	// gathered through the persisted indexes (snapshot.Partial).
 	if ps, pplan, ok, err := snap.Partial(ctx, plan, params); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		g.partialReads.Add(1)
-		return eval.Run(ctx, ps, pplan, params, opts)
+		return run(ctx, ps, pplan, opts)
 	}
-	return eval.Run(ctx, snap, plan, params, opts)
+	return run(ctx, snap, plan, opts)
 }
 
 // QueryLimits bound one read query. Zero fields take the handle's

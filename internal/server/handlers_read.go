@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/rowjson"
 )
 
 func urlQuery(raw string) (url.Values, error) {
@@ -110,26 +111,68 @@ func optional(q url.Values, k string) *string {
 	return &v
 }
 
-// readQuery runs a read query: compile-check first, so a mutation or an
-// ambiguous source is a typed 400 before anything is read.
-func (c *call) readQuery(t omnigraph.Target, src, name string, params map[string]any) (*omnigraph.ReadResult, error) {
+// readQuery runs a read query and streams its response: compile-check
+// first, so a mutation or an ambiguous source is a typed 400 before
+// anything is read.
+func (c *call) readQuery(t omnigraph.Target, src, name string, params map[string]any, legacy bool) error {
 	info, err := c.g.g.DescribeQuery(c.r.Context(), t, src, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if info.Mutation {
-		return nil, badRequest("query '%s' is a mutation: use POST /graphs/%s/mutate", info.Name, c.g.id)
+		return badRequest("query '%s' is a mutation: use POST /graphs/%s/mutate", info.Name, c.g.id)
 	}
-	return c.g.g.Query(c.r.Context(), t, src, info.Name, params)
+	return c.streamRead(t, src, info.Name, params, legacy)
 }
 
-func readOutput(t omnigraph.Target, res *omnigraph.ReadResult) ReadOutput {
-	rows := make([]orderedRow, len(res.Rows))
-	for i, r := range res.Rows {
-		rows[i] = orderedRow{cols: res.Columns, vals: r}
+// streamRead runs a read query and writes its ReadOutput (LegacyReadOutput
+// with legacy) a batch of rows at a time, byte for byte what c.json would
+// print for the whole value, but chunked, with no Content-Length: the
+// result is never held whole, so it may be larger than the query memory
+// limit or the server's memory.
+//
+// Every error of compiling and evaluating the query comes before the first
+// byte and is an ordinary error response. The status line goes out with the
+// first 64 KiB of the body; an error after that (a deadline passed while
+// the rows are written, a client gone) cannot change the status any more,
+// so the connection is cut (call.fail): the client sees a body that ends
+// early, without the final chunk — an unexpected EOF, never a well-formed
+// partial document.
+func (c *call) streamRead(t omnigraph.Target, src, name string, params map[string]any, legacy bool) error {
+	return c.g.g.QueryStream(c.r.Context(), t, src, name, params, func(st *omnigraph.ReadStream) error {
+		head := struct {
+			QueryName string           `json:"query_name"`
+			Target    ReadTargetOutput `json:"target"`
+			RowCount  int              `json:"row_count"`
+			Columns   []string         `json:"columns,omitempty"`
+		}{st.QueryName, targetOutput(t), st.RowCount, st.Columns}
+		var tail any = struct{}{}
+		if !legacy {
+			tail = struct {
+				GraphCommitID *string `json:"graph_commit_id,omitempty"`
+			}{strPtr(st.Commit.ID)}
+		}
+		doc, err := rowjson.Begin(&okWriter{c: c}, false, head, tail, st.Columns)
+		if err != nil {
+			return err
+		}
+		if err := st.Rows(doc.Row); err != nil {
+			return err
+		}
+		return doc.End()
+	})
+}
+
+// okWriter writes a 200 JSON response's body, sending the status line with
+// its first bytes.
+type okWriter struct{ c *call }
+
+func (w *okWriter) Write(p []byte) (int, error) {
+	if w.c.status == 0 {
+		w.c.w.Header().Set("Content-Type", "application/json")
+		w.c.writeHeader(http.StatusOK)
 	}
-	return ReadOutput{QueryName: res.QueryName, Target: targetOutput(t), RowCount: len(rows), Columns: res.Columns,
-		Rows: rows, GraphCommitID: strPtr(res.Commit.ID)}
+	return w.c.w.Write(p)
 }
 
 func (s *Server) handleQuery(c *call) (*plan, error) {
@@ -145,11 +188,7 @@ func (s *Server) handleQuery(c *call) (*plan, error) {
 		return nil, err
 	}
 	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
-		res, err := c.readQuery(t, req.Query, deref(req.Name), req.Params)
-		if err != nil {
-			return err
-		}
-		return c.json(http.StatusOK, readOutput(t, res))
+		return c.readQuery(t, req.Query, deref(req.Name), req.Params, false)
 	}}, nil
 }
 
@@ -166,12 +205,7 @@ func (s *Server) handleLegacyRead(c *call) (*plan, error) {
 		return nil, err
 	}
 	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
-		res, err := c.readQuery(t, req.QuerySource, deref(req.QueryName), req.Params)
-		if err != nil {
-			return err
-		}
-		o := readOutput(t, res)
-		return c.json(http.StatusOK, LegacyReadOutput{QueryName: o.QueryName, Target: o.Target, RowCount: o.RowCount, Columns: o.Columns, Rows: o.Rows})
+		return c.readQuery(t, req.QuerySource, deref(req.QueryName), req.Params, true)
 	}}, nil
 }
 

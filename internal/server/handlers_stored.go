@@ -71,11 +71,7 @@ func (s *Server) handleInvoke(conditional bool) func(c *call) (*plan, error) {
 				return nil, err
 			}
 			return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
-				res, err := c.g.g.Query(c.r.Context(), t, q.source, q.query, req.Params)
-				if err != nil {
-					return err
-				}
-				return c.json(http.StatusOK, readOutput(t, res))
+				return c.streamRead(t, q.source, q.query, req.Params, false)
 			}}, nil
 		}
 		if req.Snapshot != nil {

@@ -1,10 +1,10 @@
 package server
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/rowjson"
 )
 
 // Wire types of the HTTP API (spec/surfaces.md §2.4). Field tags drive
@@ -353,21 +353,4 @@ type orderedRow struct {
 }
 
 // MarshalJSON writes the row as an object in column order.
-func (r orderedRow) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for i, c := range r.cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		k, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(r.vals[i])
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(b, k...), ':'), v...)
-	}
-	return append(b, '}'), nil
-}
+func (r orderedRow) MarshalJSON() ([]byte, error) { return rowjson.Row(r.cols, r.vals) }
