@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +25,14 @@ import (
 // holding immutable objects, write-through.
 func writersStore(tb testing.TB, dir string, rtt time.Duration) storage.Store {
 	tb.Helper()
+	return storage.NewBatching(writersInner(tb, dir, rtt))
+}
+
+// writersInner is writersStore without its batching layer, counted: what
+// the batching layer sends to the store (puts per write in
+// BenchmarkWriters).
+func writersInner(tb testing.TB, dir string, rtt time.Duration) *storage.Counting {
+	tb.Helper()
 	st, err := storage.NewLocal(dir)
 	if err != nil {
 		tb.Fatal(err)
@@ -34,7 +43,32 @@ func writersStore(tb testing.TB, dir string, rtt time.Duration) storage.Store {
 			return strings.HasPrefix(key, "commits/") || strings.HasPrefix(key, "schemas/") || strings.HasPrefix(key, "tables/")
 		}})
 	}
-	return storage.NewBatching(s)
+	return storage.NewCounting(s)
+}
+
+// writersDir is a fresh directory for one benchmark graph: under
+// $OMNIGRAPH_WRITERS_BENCH_DIR if set (e.g. /dev/shm, to see the engine's
+// own cost without the file system's), else the test's temp directory.
+func writersDir(b *testing.B) string {
+	parent := os.Getenv("OMNIGRAPH_WRITERS_BENCH_DIR")
+	if parent == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "writers")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // writersGraph makes a graph of one Acct row per writer.
@@ -96,9 +130,15 @@ func quantile(lat []time.Duration, q float64) time.Duration {
 // local disk and with 30 ms per request. b.N is the total number of
 // writes. It reports writes/s, p50 and p99 latency, and x_vs_1: the
 // throughput over the 1-writer case of the same store measured in the same
-// run (docs/performance.md, "Many writers", has the figures).
+// run (docs/performance.md, "Many writers", has the figures); puts/write,
+// the objects the store received per write (commits, states, fragments,
+// indexes, deletion vectors, inline compaction's), and cpu_ms/write, the
+// process's CPU time per write: on a shared machine the process gets a
+// share of a core, and once writes are batched that share over
+// cpu_ms/write bounds the throughput.
 //
 //	go test -run '^$' -bench 'BenchmarkWriters$' -benchtime 400x ./internal/exec
+//	OMNIGRAPH_WRITERS_BENCH_DIR=/dev/shm go test -run '^$' -bench 'BenchmarkWriters$/local' ./internal/exec
 func BenchmarkWriters(b *testing.B) {
 	for _, s := range []struct {
 		name string
@@ -107,18 +147,22 @@ func BenchmarkWriters(b *testing.B) {
 		var base float64
 		for _, writers := range []int{1, 4, 16, 64} {
 			b.Run(fmt.Sprintf("%s/writers=%d", s.name, writers), func(b *testing.B) {
-				g := writersGraph(b, writersStore(b, b.TempDir(), s.rtt), writers)
+				inner := writersInner(b, writersDir(b), s.rtt)
+				g := writersGraph(b, storage.NewBatching(inner), writers)
 				n := b.N
 				if s.rtt > 0 && writers == 1 {
 					n = max(1, b.N/8) // 1 writer at 30 ms: ~10 writes/s
 				}
 				b.ResetTimer()
-				t0 := time.Now()
+				puts0, cpu0, t0 := inner.Snapshot(), cpuTime(), time.Now()
 				lat := writersRun(b, g, writers, n)
-				el := time.Since(t0)
+				el, cpu := time.Since(t0), cpuTime()-cpu0
+				puts := inner.Snapshot().Sub(puts0)
 				b.StopTimer()
 				rate := float64(len(lat)) / el.Seconds()
 				b.ReportMetric(rate, "writes/s")
+				b.ReportMetric(float64(puts[storage.OpPut].Requests+puts[storage.OpPutIfAbsent].Requests)/float64(len(lat)), "puts/write")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(lat)), "cpu_ms/write")
 				b.ReportMetric(float64(quantile(lat, 0.5).Microseconds())/1000, "p50_ms")
 				b.ReportMetric(float64(quantile(lat, 0.99).Microseconds())/1000, "p99_ms")
 				if writers == 1 {

@@ -353,18 +353,25 @@ type RowLoc struct {
 // block on a hit); fragments without one have their id column scanned,
 // pruned by statistics.
 func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, error) {
-	if s.schema.Index(KeyColumn) < 0 {
+	ki := s.schema.Index(KeyColumn)
+	if ki < 0 {
 		return nil, fmt.Errorf("%w: table has no %q column", ErrSchema, KeyColumn)
 	}
 	uniq := slices.Clone(ids)
 	slices.Sort(uniq)
 	uniq = slices.Compact(uniq)
 	return perFragment(ctx, s.fragments, func(ctx context.Context, f Fragment) ([]RowLoc, error) {
+		// The state's id statistics rule most fragments out before any
+		// read or scan set-up (a group commit's chain holds many one-row
+		// fragments, and each keyed write of it locates its rows in all).
+		in := slices.DeleteFunc(slices.Clone(uniq), func(id string) bool { return !mayHoldString(f.Stats[ki], id) })
+		if len(in) == 0 {
+			return nil, nil
+		}
 		if !useIndex(f) {
-			return r.scanLocate(ctx, s, f, uniq)
+			return r.scanLocate(ctx, s, f, in)
 		}
 		var locs []RowLoc
-		in := slices.DeleteFunc(slices.Clone(uniq), func(id string) bool { return !mayHoldString(f.Stats[0], id) })
 		if err := r.prefetchSection(ctx, f, SectionID, len(in)); err != nil {
 			return nil, err
 		}
