@@ -3,6 +3,9 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -25,6 +28,50 @@ func (g *Graph) Resolve(ctx context.Context, t Target) (*snapshot.Snapshot, erro
 		return nil, err
 	}
 	return g.snapshotOf(ctx, c, branch)
+}
+
+// ResolveReading is Resolve for a read that will touch the node and edge
+// types named in types (as the query text names them). On a branch
+// target whose ref, when this handle last read it, carried a hint
+// (commit.Repo.HintOf), the schema and the table states the hint names
+// for those types are fetched side by side with the ref and the head
+// commit, so a cold read waits neither for the commit before it asks for
+// the schema nor for the schema before it asks for the states. Schemas
+// and states are content-addressed (verified when read) and the snapshot
+// uses exactly what the resolved commit names: a stale hint costs wasted
+// GETs, never a wrong answer.
+func (g *Graph) ResolveReading(ctx context.Context, t Target, types []string) (*snapshot.Snapshot, error) {
+	if t.Snapshot != "" || len(types) == 0 {
+		return g.Resolve(ctx, t)
+	}
+	hint, _ := g.repo.HintOf(branchOr(t.Branch))
+	var keys []string
+	for _, typ := range types {
+		for tk, k := range hint.Tables {
+			// Queries may spell an edge type in another case than its
+			// declaration (as the catalog resolves it).
+			if (strings.EqualFold(tk, snapshot.NodeKey(typ)) || strings.EqualFold(tk, snapshot.EdgeKey(typ))) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if hint.Schema == "" {
+		return g.Resolve(ctx, t)
+	}
+	var wg sync.WaitGroup
+	// The schema too: the snapshot compiles it before it reads any state.
+	if _, cached := g.cache.Get("exec/catalog/" + hint.Schema); !cached {
+		wg.Go(func() { _, _ = g.compiledSchema(ctx, hint.Schema) })
+	}
+	for _, k := range keys {
+		if _, cached := g.cache.Get("exec/state/" + k); cached {
+			continue
+		}
+		// Errors are the real read's to report, if it reads this state.
+		wg.Go(func() { _, _ = g.snaps.State(ctx, k) })
+	}
+	defer wg.Wait()
+	return g.Resolve(ctx, t)
 }
 
 func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string) (*snapshot.Snapshot, error) {
