@@ -106,3 +106,32 @@ func stripRefHint(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestStaleRefHintReadsTheHead: a handle whose open-time ref hint names
+// states the branch has since replaced still reads the head's states (the
+// hint only makes it fetch the stale ones too).
+func TestStaleRefHintReadsTheHead(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "g")
+	w, err := Init(ctx, dir, "cost.pg", costSchema, "act", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Load(ctx, strings.NewReader(costData), LoadOptions{Mode: Append}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, dir, Options{}) // remembers the ref's hint
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.Mutate(ctx, "", costQueries, "add", map[string]any{"name": "Carol"}, MutateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Query(ctx, Target{}, costQueries, "person", map[string]any{"name": "Carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 {
+		t.Fatalf("Carol, written after the reader opened: %d rows, want 1", len(res.Rows))
+	}
+}
