@@ -306,7 +306,14 @@ func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(c
 	if checkErr != nil {
 		return Head{}, checkErr
 	}
-	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(at, 1))
+	// The ref carries its head's hint when this handle holds that commit
+	// (the source head it just resolved, usually); no request is spent to
+	// get it.
+	data := encodeRef(at, 1)
+	if v, ok := r.cache.Get(CommitKey(at)); ok {
+		data = encodeRefFor(v.(*Commit), 1)
+	}
+	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), data)
 	if errors.Is(err, storage.ErrExists) {
 		return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists}
 	}
