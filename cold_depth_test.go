@@ -29,8 +29,8 @@ import (
 //  3. the fragment indexes that may hold the key, each whole;
 //  4. the fragment that holds it.
 //
-// A graph whose ref carries no hint (written before hints) takes the old
-// path, the schema and then the state after the commit: 6.
+// A graph whose ref carries no hint (written before hints) asks for the
+// schema and the state together once the commit is known: 5.
 func TestColdLookupRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "g")
@@ -77,8 +77,8 @@ func TestColdLookupRoundTrips(t *testing.T) {
 	})
 	t.Run("ref-without-hint", func(t *testing.T) {
 		stripRefHint(t, filepath.Join(dir, "refs", "heads", "main"))
-		if d, trace := lookup(t); d != 6 {
-			t.Errorf("cold lookup on a ref without a hint: %d dependent round trips, want 6:\n%s", d, trace)
+		if d, trace := lookup(t); d != 5 {
+			t.Errorf("cold lookup on a ref without a hint: %d dependent round trips, want 5:\n%s", d, trace)
 		}
 	})
 }
