@@ -39,11 +39,11 @@ func TestColdLookupRoundTrips(t *testing.T) {
 	// Process-wide state created lazily on a first read (the zstd decoder
 	// of fragment indexes) must not belong to one synctest bubble: make it
 	// here, outside every bubble.
-	if g, err := Open(ctx, dir, Options{}); err != nil {
-		t.Fatal(err)
-	} else if _, err := g.Query(ctx, Target{}, costQueries, "person", map[string]any{"name": "p1"}); err != nil {
+	g, err := Open(ctx, dir, Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	queryOnePerson(t, g, "p1")
 	lookup := func(t *testing.T) (depth int, trace string) {
 		synctest.Test(t, func(t *testing.T) {
 			var rec *storage.Recording
@@ -56,13 +56,7 @@ func TestColdLookupRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := g.Query(ctx, Target{}, costQueries, "person", map[string]any{"name": "p123456"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Rows) != 1 {
-				t.Fatalf("%d rows, want 1", len(res.Rows))
-			}
+			queryOnePerson(t, g, "p123456")
 			depth, trace = rec.Depth(), rec.Trace()
 			if el := time.Since(t0); el != time.Duration(depth)*30*time.Millisecond {
 				t.Errorf("virtual time %v for depth %d", el, depth)
@@ -127,11 +121,18 @@ func TestStaleRefHintReadsTheHead(t *testing.T) {
 	if _, _, err := w.Mutate(ctx, "", costQueries, "add", map[string]any{"name": "Carol"}, MutateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Query(ctx, Target{}, costQueries, "person", map[string]any{"name": "Carol"})
+	queryOnePerson(t, r, "Carol") // written after the reader opened
+}
+
+// queryOnePerson runs costQueries' person lookup of name on g and fails t
+// unless it finds exactly one row.
+func queryOnePerson(t *testing.T, g *Graph, name string) {
+	t.Helper()
+	res, err := g.Query(context.Background(), Target{}, costQueries, "person", map[string]any{"name": name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Rows) != 1 {
-		t.Fatalf("Carol, written after the reader opened: %d rows, want 1", len(res.Rows))
+		t.Fatalf("person %s: %d rows, want 1", name, len(res.Rows))
 	}
 }
