@@ -393,6 +393,42 @@ func (g *Graph) compile(ctx context.Context, t Target, src, name string) (*query
 	return compileNamed(cat, src, name)
 }
 
+// queryTypes returns the node and edge type names the read query name of
+// src mentions in its match clauses, as written (nil when src does not
+// parse or name is not a read of it): a prediction of the tables the
+// query reads, taken before the schema is known.
+func queryTypes(src, name string) []string {
+	ast, err := query.Parse("<query>", src)
+	if err != nil {
+		return nil
+	}
+	var q *query.QueryDecl
+	for _, d := range ast.Queries {
+		if d.Name == name || (name == "" && len(ast.Queries) == 1) {
+			q = d
+		}
+	}
+	if q == nil || q.IsMutation() {
+		return nil
+	}
+	var types []string
+	var walk func([]query.Clause)
+	walk = func(cs []query.Clause) {
+		for _, c := range cs {
+			switch c := c.(type) {
+			case *query.Binding:
+				types = append(types, c.Type)
+			case *query.Traversal:
+				types = append(types, c.Edge)
+			case *query.Negation:
+				walk(c.Clauses)
+			}
+		}
+	}
+	walk(q.Match)
+	return types
+}
+
 func compileNamed(cat *schema.Catalog, src, name string) (*query.Plan, error) {
 	f, err := query.Compile(cat, "<query>", src)
 	if name == "" {
@@ -485,7 +521,9 @@ func (g *Graph) QueryStream(ctx context.Context, t Target, src, name string, par
 // readPlan resolves a target and compiles the read query called name
 // against that very snapshot's catalog.
 func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snapshot.Snapshot, *query.Plan, error) {
-	snap, err := g.eng.Resolve(ctx, t)
+	// The types the query names are fetched with the ref and the commit
+	// (a cold handle's first round trips; exec.ResolveReading).
+	snap, err := g.eng.ResolveReading(ctx, t, queryTypes(src, name))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -88,7 +88,7 @@ func BenchmarkRemoteColdLookup(b *testing.B) {
 
 // buildPeople initialises dir with costSchema and loads rows Person nodes
 // named p0…p<rows-1>.
-func buildPeople(b *testing.B, ctx context.Context, dir string, rows int) {
+func buildPeople(b testing.TB, ctx context.Context, dir string, rows int) {
 	b.Helper()
 	g, err := Init(ctx, dir, "cost.pg", costSchema, "bench", Options{})
 	if err != nil {

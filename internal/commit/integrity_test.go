@@ -3,6 +3,7 @@ package commit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -58,11 +59,18 @@ func TestChecksumEverySingleByteChange(t *testing.T) {
 			return s, err
 		}},
 		{RefKey(MainBranch), func(d []byte) (any, error) {
-			h, summed, err := decodeRef(MainBranch, d, "")
+			// The ref Publish writes carries a hint: it is covered too.
+			h, summed, rh, err := decodeRefHint(MainBranch, d, "")
 			if err == nil && !summed {
 				return nil, errors.New("ref decoded without its checksum")
 			}
-			return h, err
+			if err == nil && (rh == nil || rh.Tables["node:Person"] != c.Tables["node:Person"] || rh.Schema != c.Schema) {
+				return nil, fmt.Errorf("ref hint %+v does not copy the commit's schema and tables", rh)
+			}
+			return struct {
+				Head
+				*refHint
+			}{h, rh}, err
 		}},
 		{CommitKey(c.ID), func(d []byte) (any, error) {
 			c, err := Decode(CommitKey(c.ID), d)

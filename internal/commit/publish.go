@@ -187,13 +187,13 @@ func (r *Repo) publishChain(ctx context.Context, branch string, head Head, newBr
 	var casErr error
 	if newBranch {
 		next.Seq = 1
-		info, casErr = r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(last.ID, next.Seq))
+		info, casErr = r.store.PutIfAbsent(ctx, RefKey(branch), encodeRefFor(last, next.Seq))
 		if errors.Is(casErr, storage.ErrExists) {
 			// Treated like a lost CAS below: the ref names another commit.
 			casErr = fmt.Errorf("%w: %w", storage.ErrPrecondition, casErr)
 		}
 	} else {
-		info, casErr = r.store.PutIfMatch(ctx, RefKey(branch), encodeRef(last.ID, next.Seq), head.ETag)
+		info, casErr = r.store.PutIfMatch(ctx, RefKey(branch), encodeRefFor(last, next.Seq), head.ETag)
 	}
 	if casErr == nil {
 		next.ETag = info.ETag

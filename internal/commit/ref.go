@@ -38,12 +38,39 @@ type Head struct {
 type wireRef struct {
 	Commit string `json:"commit"`
 	Seq    uint64 `json:"seq"`
+	// Hint copies the head commit's schema key and table map (refs written
+	// since the cold-read hint; absent in older refs and in refs written
+	// without the commit at hand). It is only ever a prediction: a reader
+	// uses it to fetch the schema and table states the head commit will
+	// name side by side with that commit, and trusts nothing but what the
+	// commit object itself names (docs/format/commit.md §2).
+	Hint *refHint `json:"hint,omitempty"`
 	// Sum is the SHA-256 of the canonical encoding without Sum (checksum.go).
 	Sum string `json:"sum,omitempty"`
 }
 
-func encodeRef(id ID, seq uint64) []byte {
-	w := wireRef{Commit: id.String(), Seq: seq}
+// refHint is the prediction a ref carries about its head commit.
+type refHint struct {
+	Schema string            `json:"schema"`
+	Tables map[string]string `json:"tables"`
+}
+
+// hint is what a handle remembers of the ref of a branch it last read:
+// the commit it named and, when the ref carried one, its hint.
+type hint struct {
+	commit ID
+	ref    *refHint
+}
+
+func encodeRef(id ID, seq uint64) []byte { return encodeRefHinted(id, seq, nil) }
+
+// encodeRefFor encodes a ref naming c that carries c's hint.
+func encodeRefFor(c *Commit, seq uint64) []byte {
+	return encodeRefHinted(c.ID, seq, &refHint{Schema: c.Schema, Tables: c.Tables})
+}
+
+func encodeRefHinted(id ID, seq uint64, h *refHint) []byte {
+	w := wireRef{Commit: id.String(), Seq: seq, Hint: h}
 	w.Sum, _ = sealed(w)
 	b, _ := json.Marshal(w)
 	return append(b, '\n')
@@ -52,32 +79,50 @@ func encodeRef(id ID, seq uint64) []byte {
 // decodeRef decodes the bytes of branch's ref. summed reports whether they
 // carried a checksum (every ref this build writes does).
 func decodeRef(branch string, data []byte, etag string) (h Head, summed bool, err error) {
+	h, summed, _, err = decodeRefHint(branch, data, etag)
+	return h, summed, err
+}
+
+// decodeRefHint is decodeRef also returning the ref's hint (nil if none).
+func decodeRefHint(branch string, data []byte, etag string) (h Head, summed bool, rh *refHint, err error) {
+	h, summed, rh, err = decodeWireRef(branch, data, etag)
+	if err != nil {
+		return Head{}, false, nil, err
+	}
+	return h, summed, rh, nil
+}
+
+func decodeWireRef(branch string, data []byte, etag string) (Head, bool, *refHint, error) {
 	key := RefKey(branch)
 	var w wireRef
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return Head{}, false, corrupt(key, "%v", err)
+		return Head{}, false, nil, corrupt(key, "%v", err)
 	}
 	if dec.More() {
-		return Head{}, false, corrupt(key, "trailing data after ref")
+		return Head{}, false, nil, corrupt(key, "trailing data after ref")
 	}
-	summed = w.Sum != ""
+	summed := w.Sum != ""
 	if summed {
 		want := w.Sum
 		w.Sum = ""
 		if got, err := sealed(w); err != nil || got != want || !validSum(want) {
-			return Head{}, false, corrupt(key, "checksum mismatch: the ref was modified after it was written")
+			return Head{}, false, nil, corrupt(key, "checksum mismatch: the ref was modified after it was written")
 		}
 	}
 	id, err := ulid.ParseStrict(w.Commit)
 	if err != nil {
-		return Head{}, false, corrupt(key, "commit %q: %v", w.Commit, err)
+		return Head{}, false, nil, corrupt(key, "commit %q: %v", w.Commit, err)
 	}
 	if w.Seq == 0 {
-		return Head{}, false, corrupt(key, "seq 0")
+		return Head{}, false, nil, corrupt(key, "seq 0")
 	}
-	return Head{Branch: branch, Commit: id, Seq: w.Seq, ETag: etag}, summed, nil
+	if w.Hint != nil && (!summed || !strings.HasPrefix(w.Hint.Schema, schemaPrefix)) {
+		// Only this build writes hints, always with a sum and a schema key.
+		return Head{}, false, nil, corrupt(key, "malformed hint")
+	}
+	return Head{Branch: branch, Commit: id, Seq: w.Seq, ETag: etag}, summed, w.Hint, nil
 }
 
 // readRef is the single GET behind head resolution: O(1) requests whatever
@@ -93,25 +138,30 @@ func readRef(ctx context.Context, st storage.Store, branch string) (Head, error)
 // ref reads branch's ref, also refusing a ref without a checksum on a graph
 // whose stamp requires them.
 func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
-	h, summed, err := readRefSummed(ctx, r.store, branch)
+	h, summed, rh, err := readRefHint(ctx, r.store, branch)
 	if err == nil && r.strict && !summed {
 		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
 	}
 	if err == nil {
-		r.hints.Store(branch, h.Commit)
+		r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
 	}
 	return h, err
 }
 
 func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, bool, error) {
+	h, summed, _, err := readRefHint(ctx, st, branch)
+	return h, summed, err
+}
+
+func readRefHint(ctx context.Context, st storage.Store, branch string) (Head, bool, *refHint, error) {
 	data, info, err := st.Get(ctx, RefKey(branch))
 	if errors.Is(err, storage.ErrNotFound) {
-		return Head{}, false, &BranchError{Branch: branch, Err: ErrBranchNotFound}
+		return Head{}, false, nil, &BranchError{Branch: branch, Err: ErrBranchNotFound}
 	}
 	if err != nil {
-		return Head{}, false, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+		return Head{}, false, nil, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
 	}
-	return decodeRef(branch, data, info.ETag)
+	return decodeRefHint(branch, data, info.ETag)
 }
 
 // Head reads the current head of branch: exactly one store request.
@@ -158,16 +208,42 @@ func (r *Repo) prefetchHinted(ctx context.Context, branch string) (wait func()) 
 	if !ok {
 		return func() {}
 	}
-	id := v.(ID)
-	if _, cached := r.cache.Get(CommitKey(id)); cached {
+	hv := v.(hint)
+	if _, cached := r.cache.Get(CommitKey(hv.commit)); cached {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = r.Commit(ctx, id)
+		_, _ = r.Commit(ctx, hv.commit)
 	}()
 	return func() { <-done }
+}
+
+// Hint is what the ref of a branch predicted about its head commit when
+// this handle last read it: the commit it named, and (refs written since
+// hints exist) that commit's schema key and table map.
+type Hint struct {
+	Commit ID
+	Schema string            // "" when the ref carried no hint
+	Tables map[string]string // nil when the ref carried no hint
+}
+
+// HintOf returns the hint of branch; ok is false when this handle has not
+// read its ref. A prediction only: callers may fetch what it names ahead
+// of time (schemas and table states are content-addressed, so what they
+// fetch is verified) but must use what the resolved commit names.
+func (r *Repo) HintOf(branch string) (h Hint, ok bool) {
+	v, ok := r.hints.Load(branch)
+	if !ok {
+		return Hint{}, false
+	}
+	hv := v.(hint)
+	h.Commit = hv.commit
+	if hv.ref != nil {
+		h.Schema, h.Tables = hv.ref.Schema, hv.ref.Tables
+	}
+	return h, true
 }
 
 // Branches lists live branches: "main" first, the rest in ascending order.
@@ -230,7 +306,14 @@ func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(c
 	if checkErr != nil {
 		return Head{}, checkErr
 	}
-	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), encodeRef(at, 1))
+	// The ref carries its head's hint when this handle holds that commit
+	// (the source head it just resolved, usually); no request is spent to
+	// get it.
+	data := encodeRef(at, 1)
+	if v, ok := r.cache.Get(CommitKey(at)); ok {
+		data = encodeRefFor(v.(*Commit), 1)
+	}
+	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), data)
 	if errors.Is(err, storage.ErrExists) {
 		return Head{}, &BranchError{Branch: branch, Err: ErrBranchExists}
 	}

@@ -44,7 +44,7 @@ type Repo struct {
 	// graph must carry one too (checksum.go).
 	strict bool
 	// hints holds the commit each branch's ref last named when this handle
-	// read it (branch → ID). Resolve fetches the hinted commit while it
+	// read it, with the ref's hint if it carried one (branch → hint). Resolve fetches the hinted commit while it
 	// reads the ref afresh, so on a remote store a cold read pays one
 	// round trip for both when the branch has not moved; a hint is never
 	// trusted for what the head is.
@@ -77,14 +77,15 @@ func Open(ctx context.Context, st storage.Store, opts Options) (*Repo, error) {
 	// first: a location that is not a graph of this format fails as such,
 	// whatever its refs hold.
 	var (
-		head   Head
-		summed bool
-		refErr error
-		done   = make(chan struct{})
+		head     Head
+		summed   bool
+		openHint *refHint
+		refErr   error
+		done     = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
-		head, summed, refErr = readRefSummed(ctx, st, MainBranch)
+		head, summed, openHint, refErr = readRefHint(ctx, st, MainBranch)
 	}()
 	stamp, err := checkStamp(ctx, st)
 	<-done
@@ -102,7 +103,7 @@ func Open(ctx context.Context, st storage.Store, opts Options) (*Repo, error) {
 		}
 		return nil, refErr
 	}
-	r.hints.Store(MainBranch, head.Commit)
+	r.hints.Store(MainBranch, hint{commit: head.Commit, ref: openHint})
 	return r, nil
 }
 
@@ -306,7 +307,7 @@ func Init(ctx context.Context, st storage.Store, req InitRequest, opts Options) 
 	if err := failpoint.Hit("commit/init-before-ref"); err != nil {
 		return nil, Head{}, err
 	}
-	info, err := st.PutIfAbsent(ctx, RefKey(MainBranch), encodeRef(genesis.ID, 1))
+	info, err := st.PutIfAbsent(ctx, RefKey(MainBranch), encodeRefFor(genesis, 1))
 	if errors.Is(err, storage.ErrExists) {
 		return nil, Head{}, fmt.Errorf("%w: %s exists", ErrAlreadyInitialized, RefKey(MainBranch))
 	}

@@ -3,6 +3,9 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -25,6 +28,64 @@ func (g *Graph) Resolve(ctx context.Context, t Target) (*snapshot.Snapshot, erro
 		return nil, err
 	}
 	return g.snapshotOf(ctx, c, branch)
+}
+
+// ResolveReading is Resolve for a read that will touch the node and edge
+// types named in types (as the query text names them), with the reads a
+// cold handle needs sent side by side instead of one after another:
+//
+//   - On a branch target whose ref, when this handle last read it, carried
+//     a hint (commit.Repo.HintOf), the schema and the table states the hint
+//     names for those types are fetched together with the ref and the head
+//     commit.
+//   - Otherwise the states the head commit names for those types are
+//     fetched together with its schema, as soon as the commit is known.
+//
+// Schemas and states are content-addressed (verified when read) and the
+// snapshot uses exactly what the resolved commit names: a stale hint
+// costs wasted GETs, never a wrong answer. What is already cached is not
+// fetched again.
+func (g *Graph) ResolveReading(ctx context.Context, t Target, types []string) (*snapshot.Snapshot, error) {
+	if t.Snapshot != "" || len(types) == 0 {
+		return g.Resolve(ctx, t)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// Errors are the real reads' to report, if they read these objects.
+	prefetch := func(schemaKey string, tables map[string]string) {
+		if _, cached := g.cache.Get("exec/catalog/" + schemaKey); schemaKey != "" && !cached {
+			wg.Go(func() { _, _ = g.compiledSchema(ctx, schemaKey) })
+		}
+		for _, k := range statesOf(tables, types) {
+			if _, cached := g.cache.Get("exec/state/" + k); !cached {
+				wg.Go(func() { _, _ = g.snaps.State(ctx, k) })
+			}
+		}
+	}
+	if hint, ok := g.repo.HintOf(branchOr(t.Branch)); ok && hint.Schema != "" {
+		prefetch(hint.Schema, hint.Tables)
+	}
+	c, branch, err := g.resolveCommit(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	prefetch("", c.Tables)
+	return g.snapshotOf(ctx, c, branch)
+}
+
+// statesOf returns the state keys tables holds for the node and edge
+// types named in types (matched as the catalog resolves a query's names:
+// an edge may be spelt in another case than its declaration).
+func statesOf(tables map[string]string, types []string) []string {
+	var keys []string
+	for _, typ := range types {
+		for tk, k := range tables {
+			if (strings.EqualFold(tk, snapshot.NodeKey(typ)) || strings.EqualFold(tk, snapshot.EdgeKey(typ))) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string) (*snapshot.Snapshot, error) {

@@ -74,7 +74,7 @@ func (s *Snapshot) KeyRow(ctx context.Context, nt *schema.NodeType, v string, va
 	if err != nil || !use {
 		return "", nil, false, false, err
 	}
-	if canon, err := s.l.tr.ColumnEqualsID(ctx, st, nt.Key[0]); err != nil || !canon {
+	if canon, err := s.l.tr.ColumnEqualsID(ctx, st, nt.Key[0], v); err != nil || !canon {
 		return "", nil, false, false, err
 	}
 	locs, err := s.l.tr.Locate(ctx, st, []string{v})

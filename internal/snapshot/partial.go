@@ -376,7 +376,7 @@ func (pp *partialPlan) anchor(ctx context.Context, o *query.Scan) (string, bool,
 			if err != nil {
 				return "", false, err
 			}
-			if canon, err := pp.snap.l.tr.ColumnEqualsID(ctx, st, vs.Prop); err != nil || !canon {
+			if canon, err := pp.snap.l.tr.ColumnEqualsID(ctx, st, vs.Prop, s); err != nil || !canon {
 				return "", false, err
 			}
 			return s, true, nil

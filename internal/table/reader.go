@@ -2,7 +2,9 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -82,8 +84,28 @@ func (r *Reader) deleted(ctx context.Context, f Fragment) (rowBitmap, error) {
 // --- fragment indexes ---
 
 func (r *Reader) fidxHeader(ctx context.Context, f Fragment) (*fidxHeader, error) {
+	return r.fidxHeaderBy(ctx, f, r.getRange)
+}
+
+// fidxHeaderAlone is fidxHeader for a fragment whose index the caller
+// will not probe: the header alone is read by range, never the object
+// whole (ColumnEqualsID's fragments that cannot hold a probed key).
+func (r *Reader) fidxHeaderAlone(ctx context.Context, f Fragment) (*fidxHeader, error) {
+	return r.fidxHeaderBy(ctx, f, func(ctx context.Context, key string, off, n, size int64) ([]byte, error) {
+		b, err := r.st.GetRange(ctx, key, off, n)
+		if err != nil {
+			return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
+		}
+		if int64(len(b)) != n {
+			return nil, corrupt(key, off+int64(len(b)), fmt.Sprintf("object shorter than the %d bytes recorded in the table state", size), nil)
+		}
+		return b, nil
+	})
+}
+
+func (r *Reader) fidxHeaderBy(ctx context.Context, f Fragment, read func(ctx context.Context, key string, off, n, size int64) ([]byte, error)) (*fidxHeader, error) {
 	v, err := r.cache.GetOrLoad(ctx, "table/fidx/"+f.Index, func(ctx context.Context) (any, int64, error) {
-		b, err := r.getRange(ctx, f.Index, 0, min(fidxHeadRead, f.IndexBytes), f.IndexBytes)
+		b, err := read(ctx, f.Index, 0, min(fidxHeadRead, f.IndexBytes), f.IndexBytes)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -103,16 +125,33 @@ func (r *Reader) fidxHeader(ctx context.Context, f Fragment) (*fidxHeader, error
 }
 
 // getRange reads [off, off+n) of an index object whose size the state
-// records as size; a short read means truncation (corruption).
+// records as size; a short read means truncation (corruption), and so
+// does an object whose real size, when the store knows it, differs.
+//
+// The read goes through a sized open, so the store decides how to fetch:
+// a local directory reads the range, while a remote store's object cache
+// fetches a small index whole with its first read and serves every later
+// unit (Bloom block, directory, blocks) from memory — one round trip for a
+// cold probe instead of four dependent ones (header, Bloom block,
+// directory, block). Every unit is still checked by its own CRC.
 func (r *Reader) getRange(ctx context.Context, key string, off, n, size int64) ([]byte, error) {
-	b, err := r.st.GetRange(ctx, key, off, n)
+	rd, err := storage.OpenReadAtSize(ctx, r.st, key, size)
 	if err != nil {
 		return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
 	}
-	if int64(len(b)) != n {
-		return nil, corrupt(key, off+int64(len(b)), fmt.Sprintf("object shorter than the %d bytes recorded in the table state", size), nil)
+	defer rd.Close()
+	if got := rd.Size(); got != size {
+		return nil, corrupt(key, min(got, size), fmt.Sprintf("object is %d bytes, the table state records %d", got, size), nil)
 	}
-	return b, nil
+	b := make([]byte, n)
+	m, err := rd.ReadAt(b, off)
+	if int64(m) == n {
+		return b, nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
+	}
+	return nil, corrupt(key, off+int64(m), fmt.Sprintf("object shorter than the %d bytes recorded in the table state", size), nil)
 }
 
 func (r *Reader) mayHold(ctx context.Context, f Fragment, s *fidxSection, key string) (bool, error) {
@@ -313,7 +352,13 @@ func (r *Reader) probe(ctx context.Context, f Fragment, sec Section, key string)
 // every fragment of s (known only from fragment indexes: false when a
 // fragment has none). Then the row whose column value is v is the row with
 // id v, found through Locate.
-func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string) (bool, error) {
+//
+// probe names the ids the caller will Locate next, if any: the indexes of
+// the fragments whose statistics admit one of them are read in the way
+// that serves that probe too (whole, on a remote store's object cache), so
+// the check and the probe cost one round trip together; the other
+// fragments' headers are read alone.
+func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string, probe ...string) (bool, error) {
 	ci := s.schema.Index(column)
 	if ci < 0 || ci >= 64 {
 		return false, nil
@@ -323,7 +368,11 @@ func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string) (b
 	}
 	// Every header is needed: fetch them side by side.
 	if _, err := perFragment(ctx, s.fragments, func(ctx context.Context, f Fragment) ([]struct{}, error) {
-		_, err := r.fidxHeader(ctx, f)
+		if useIndex(f) && slices.ContainsFunc(probe, func(id string) bool { return mayHoldString(f.Stats[0], id) }) {
+			_, err := r.fidxHeader(ctx, f)
+			return nil, err
+		}
+		_, err := r.fidxHeaderAlone(ctx, f)
 		return nil, err
 	}); err != nil {
 		return false, err
