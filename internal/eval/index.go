@@ -93,6 +93,27 @@ func isConstOperand(o query.Operand) bool {
 // the candidates (in ascending row order when ordered, else in index
 // order, shared with the index: read-only) and the filters they already
 // satisfy (skip[i]); ok is false when no index applies (scan every row).
+// indexedScan narrows a scan by its index (scanIndex): the rows to
+// visit (indexed), the predicates the index did not already decide, and
+// how many rows the scan visits.
+func (r *runner) indexedScan(o *query.Scan, tbl *snapshot.NodeTable, preds []func([]int32) bool, ordered bool) (rows []int32, left []func([]int32) bool, n int, indexed bool) {
+	rows, skip, indexed := r.scanIndex(o, tbl, ordered)
+	left = preds
+	if indexed && skip != nil {
+		left = preds[:0]
+		for i, p := range preds {
+			if !skip[i] {
+				left = append(left, p)
+			}
+		}
+	}
+	n = tbl.Len()
+	if indexed {
+		n = len(rows)
+	}
+	return rows, left, n, indexed
+}
+
 func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool) (cands []int32, skip []bool, ok bool) {
 	if r.opts.NoIndexes || tbl.Len() == 0 {
 		return nil, nil, false

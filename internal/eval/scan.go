@@ -28,20 +28,7 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	}
 	// An index narrows the rows to visit (index.go); filters it
 	// already decided are skipped, every other one is still evaluated.
-	rows, skip, indexed := r.scanIndex(o, tbl, true)
-	if indexed && skip != nil {
-		kept := preds[:0]
-		for i, p := range preds {
-			if !skip[i] {
-				kept = append(kept, p)
-			}
-		}
-		preds = kept
-	}
-	n := tbl.Len()
-	if indexed {
-		n = len(rows)
-	}
+	rows, preds, n, indexed := r.indexedScan(o, tbl, preds, true)
 	var cands []int32
 	if o.Rank != nil && !indexed && len(preds) == 0 {
 		// Every row is a candidate: rank them without listing them.
@@ -181,20 +168,7 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 		}
 		preds = append(preds, p)
 	}
-	rows, skip, indexed := r.scanIndex(sc, tbl, false)
-	if indexed && skip != nil {
-		kept := preds[:0]
-		for i, p := range preds {
-			if !skip[i] {
-				kept = append(kept, p)
-			}
-		}
-		preds = kept
-	}
-	total := tbl.Len()
-	if indexed {
-		total = len(rows)
-	}
+	rows, preds, total, indexed := r.indexedScan(sc, tbl, preds, false)
 	if len(preds) == 0 {
 		return int64(total), true, nil
 	}

@@ -321,26 +321,42 @@ func (pl *planner) run(accID Identity) error {
 		}
 	}
 	kept := map[string]bool{}
+	// addType, keepType and dropUnkept are the type-level steps, the same
+	// for node and edge types.
+	addType := func(kind, name string) {
+		tk := kind + ":" + name
+		pl.add(Step{Kind: StepAddType, TypeKind: kind, Name: name})
+		pl.plan.Tables[tk] = ""
+		id := mint(tk, taken)
+		taken[id] = true
+		setID(tk, id)
+	}
+	keepType := func(kind, name, from string) {
+		tk, atk := kind+":"+name, kind+":"+from
+		pl.plan.Tables[tk] = atk
+		kept[atk] = true
+		setID(tk, accID.TypeID(atk))
+		if from != name {
+			pl.add(Step{Kind: StepRenameType, TypeKind: kind, From: from, To: name})
+		}
+	}
+	dropUnkept := func(kind, name string) {
+		if atk := kind + ":" + name; !kept[atk] {
+			pl.add(Step{Kind: StepDropType, TypeKind: kind, Name: name, Mode: pl.mode()})
+			pl.plan.Dropped = append(pl.plan.Dropped, atk)
+			newID.Retired = append(newID.Retired, accID.TypeID(atk))
+		}
+	}
 
 	for _, n := range des.Nodes {
 		tk := "node:" + n.Name
 		from, ok := nodeFrom[n.Name]
 		if !ok {
-			pl.add(Step{Kind: StepAddType, TypeKind: "node", Name: n.Name})
-			pl.plan.Tables[tk] = ""
-			id := mint(tk, taken)
-			taken[id] = true
-			setID(tk, id)
+			addType("node", n.Name)
 			continue
 		}
 		a, _ := acc.Node(from)
-		atk := "node:" + from
-		pl.plan.Tables[tk] = atk
-		kept[atk] = true
-		setID(tk, accID.TypeID(atk))
-		if from != n.Name {
-			pl.add(Step{Kind: StepRenameType, TypeKind: "node", From: from, To: n.Name})
-		}
+		keepType("node", n.Name, from)
 		if !slices.Equal(sortedCopy(a.Implements), sortedCopy(n.Implements)) {
 			pl.unsupported("node:"+n.Name, fmt.Sprintf("changing the interfaces node '%s' implements is not supported", n.Name), "", "")
 		}
@@ -351,33 +367,18 @@ func (pl *planner) run(accID Identity) error {
 			cons{key: n.Key, uniques: n.Uniques, indexes: n.Indexes, ranges: n.Ranges, checks: n.Checks})
 	}
 	for _, a := range acc.Nodes {
-		atk := "node:" + a.Name
-		if !kept[atk] {
-			pl.add(Step{Kind: StepDropType, TypeKind: "node", Name: a.Name, Mode: pl.mode()})
-			pl.plan.Dropped = append(pl.plan.Dropped, atk)
-			newID.Retired = append(newID.Retired, accID.TypeID(atk))
-		}
+		dropUnkept("node", a.Name)
 	}
 
 	for _, e := range des.Edges {
 		tk := "edge:" + e.Name
 		from, ok := edgeFrom[e.Name]
 		if !ok {
-			pl.add(Step{Kind: StepAddType, TypeKind: "edge", Name: e.Name})
-			pl.plan.Tables[tk] = ""
-			id := mint(tk, taken)
-			taken[id] = true
-			setID(tk, id)
+			addType("edge", e.Name)
 			continue
 		}
 		a := acc.edgeByName[from]
-		atk := "edge:" + from
-		pl.plan.Tables[tk] = atk
-		kept[atk] = true
-		setID(tk, accID.TypeID(atk))
-		if from != e.Name {
-			pl.add(Step{Kind: StepRenameType, TypeKind: "edge", From: from, To: e.Name})
-		}
+		keepType("edge", e.Name, from)
 		if nodeFrom[e.From] != a.From || nodeFrom[e.To] != a.To {
 			pl.unsupported("edge:"+e.Name, fmt.Sprintf("changing the endpoints of edge '%s' (%s -> %s to %s -> %s) is not supported", e.Name, a.From, a.To, e.From, e.To), "", "")
 		}
@@ -392,12 +393,7 @@ func (pl *planner) run(accID Identity) error {
 			cons{uniques: e.Uniques, indexes: e.Indexes})
 	}
 	for _, a := range acc.Edges {
-		atk := "edge:" + a.Name
-		if !kept[atk] {
-			pl.add(Step{Kind: StepDropType, TypeKind: "edge", Name: a.Name, Mode: pl.mode()})
-			pl.plan.Dropped = append(pl.plan.Dropped, atk)
-			newID.Retired = append(newID.Retired, accID.TypeID(atk))
-		}
+		dropUnkept("edge", a.Name)
 	}
 	slices.Sort(pl.plan.Dropped)
 	newID.Retired = append(newID.Retired, accID.Retired...)

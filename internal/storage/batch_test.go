@@ -114,3 +114,42 @@ func TestBatching(t *testing.T) {
 		t.Fatalf("PutIfAbsent without batch: %v, want ErrExists", err)
 	}
 }
+
+// TestBatchingKeepsSmallWritten: after a batch is flushed, a small object
+// it wrote is still read from the batch (no request, whatever the timing
+// of its put), a large one from the store.
+func TestBatchingKeepsSmallWritten(t *testing.T) {
+	counting := storage.NewCounting(storage.NewMem())
+	b := storage.NewBatching(counting)
+	ctx := storage.WithBatch(context.Background())
+	small, large := make([]byte, 64<<10), make([]byte, 64<<10+1)
+	if _, err := b.PutIfAbsent(ctx, "small", small); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "large", large); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counting.Reset()
+	if got, _, err := b.Get(ctx, "small"); err != nil || len(got) != len(small) {
+		t.Fatalf("small: %d bytes, %v", len(got), err)
+	}
+	if n := counting.Snapshot().Requests(); n != 0 {
+		t.Fatalf("reading the batch's small object made %d requests, want 0", n)
+	}
+	if got, _, err := b.Get(ctx, "large"); err != nil || len(got) != len(large) {
+		t.Fatalf("large: %d bytes, %v", len(got), err)
+	}
+	if n := counting.Snapshot().Requests(); n != 1 {
+		t.Fatalf("reading the batch's large object made %d requests, want 1 (not kept)", n)
+	}
+	// Outside the batch every read is a request.
+	if _, _, err := b.Get(context.Background(), "small"); err != nil {
+		t.Fatal(err)
+	}
+	if n := counting.Snapshot().Requests(); n != 2 {
+		t.Fatalf("%d requests after a read outside the batch, want 2", n)
+	}
+}
