@@ -25,7 +25,8 @@ type Copier interface {
 	// request.
 	CopiesIfAbsent() bool
 	// CopyIfAbsent creates dst holding src's current bytes, only if dst is
-	// absent. Errors (each an *Error for dst): ErrNotFound wrapped in a
+	// absent. The Info's Size is -1 when the store does not report it (S3).
+	// Errors (each an *Error for dst): ErrNotFound wrapped in a
 	// *CopySourceError when src is missing (nothing created); ErrExists
 	// when dst exists (dst unchanged); ErrUnsupported when the store
 	// learnt at run time that it cannot (nothing changed; CopiesIfAbsent

@@ -21,6 +21,9 @@ func testCopyIfAbsent(t *testing.T, s storage.Store) {
 		t.Fatalf("copy to an absent key: %v", err)
 	}
 	st, _ := s.Stat(ctx, "refs/heads/feature")
+	if info.Size < 0 { // a store that cannot report it (S3 CopyObject)
+		info.Size = st.Size
+	}
 	sameInfo(t, "CopyIfAbsent", info, st)
 	if got, _ := mustGet(t, s, "refs/heads/feature"); got != "head-1" {
 		t.Fatalf("copy holds %q, want the source's bytes", got)
