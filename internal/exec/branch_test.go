@@ -198,7 +198,7 @@ func TestBranchCreateWritesOneRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cnt.Snapshot().Sub(before)
-	if w := d[storage.OpPut].Requests + d[storage.OpPutIfAbsent].Requests + d[storage.OpPutIfMatch].Requests; w != 1 {
+	if w := d[storage.OpPut].Requests + d[storage.OpPutIfAbsent].Requests + d[storage.OpPutIfMatch].Requests + d[storage.OpCopyIfAbsent].Requests; w != 1 {
 		t.Fatalf("branch create made %d writes, want 1: %+v", w, d)
 	}
 	for _, k := range kl.take() {
