@@ -280,3 +280,63 @@ func refs(t *testing.T, st storage.Store) string {
 	}
 	return b.String()
 }
+
+// TestForkRefIsTheSourceRef pins what a fork writes: by copy, the source
+// ref's exact bytes (commit, seq, hint, sum); by read, a ref naming the
+// same commit at the same seq. Either decodes as a ref of the new branch
+// and advances to seq + 1; a source ref written before hints (no hint)
+// forks too, and the fork then has none.
+func TestForkRefIsTheSourceRef(t *testing.T) {
+	ctx := context.Background()
+	for _, fs := range forkStores {
+		for _, hinted := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/hinted=%v", fs.name, hinted), func(t *testing.T) {
+				mem := storage.NewMem()
+				w, h := initGraph(t, mem)
+				h, _, err := publishOne(ctx, w, h, "node:Person", 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !hinted {
+					old := encodeRef(h.Commit, h.Seq)
+					if _, err := mem.Put(ctx, RefKey(MainBranch), old); err != nil {
+						t.Fatal(err)
+					}
+				}
+				src, _, _ := mem.Get(ctx, RefKey(MainBranch))
+				r, err := Open(ctx, fs.wrap(mem), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.ForkBranch(ctx, "feature", MainBranch); err != nil {
+					t.Fatal(err)
+				}
+				got, _, _ := mem.Get(ctx, RefKey("feature"))
+				if fs.name == "copy" && string(got) != string(src) {
+					t.Fatalf("forked ref\n%s\nwant the source's bytes\n%s", got, src)
+				}
+				fh, summed, rh, err := decodeRefHint("feature", got, "")
+				if err != nil || !summed {
+					t.Fatalf("forked ref: %v (summed %v)", err, summed)
+				}
+				if fh.Commit != h.Commit || fh.Seq != h.Seq || fh.Seq < 2 {
+					t.Fatalf("forked ref names %s seq %d, source %s seq %d", fh.Commit, fh.Seq, h.Commit, h.Seq)
+				}
+				if fs.name == "copy" && (rh != nil) != hinted {
+					t.Fatalf("forked ref hint %v, source hinted %v", rh, hinted)
+				}
+				head, err := r.Head(ctx, "feature")
+				if err != nil {
+					t.Fatal(err)
+				}
+				next, _, err := publishOne(ctx, r, head, "node:Person", 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if next.Seq != h.Seq+1 {
+					t.Fatalf("advanced fork at seq %d, want %d", next.Seq, h.Seq+1)
+				}
+			})
+		}
+	}
+}
