@@ -38,13 +38,7 @@ func TestForkBranchOneRoundTrip(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/depth=%d", fs.name, depth), func(t *testing.T) {
 				mem := storage.NewMem()
 				w, h := initGraph(t, mem)
-				var err error
-				for i := range depth {
-					if h, _, err = w.Publish(ctx, PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
-						Tables: map[string]string{"node:Person": fmt.Sprintf("tables/node:Person/state/%d.json", i)}}); err != nil {
-						t.Fatal(err)
-					}
-				}
+				h = deepen(t, w, h, depth)
 				// 30 ms per request in a synctest bubble: requests sent side
 				// by side overlap exactly, so the recorded depth is the
 				// number of round trips.
