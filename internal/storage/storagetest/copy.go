@@ -119,18 +119,7 @@ func testCopyIfAbsentRace(t *testing.T, s storage.Store) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
-		winner := -1
-		for w, ok := range won {
-			if ok {
-				if winner >= 0 {
-					t.Fatalf("round %d: racers %d and %d both created %s", round, winner, w, dst)
-				}
-				winner = w
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: no winner", round)
-		}
+		winner := soleWinner(t, round, won)
 		got, _ := mustGet(t, s, dst)
 		switch {
 		case winner%2 == 1 && got != "put:"+strconv.Itoa(winner):
