@@ -62,8 +62,10 @@ func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor strin
 	}
 	// A live branch is forked by copying its ref (one round trip on a store
 	// that copies server-side); anything else, or a name that is no live
-	// branch, resolves as a revision.
-	if src := branchOr(from); src != SchemaApplyLockRef && commit.ValidateBranchName(src) == nil {
+	// branch, resolves as a revision. A full commit id goes straight to
+	// resolveFrom, which still prefers a branch of that name: creating a
+	// branch at a commit costs what it did.
+	if src := branchOr(from); src != SchemaApplyLockRef && commit.ValidateBranchName(src) == nil && !isCommitID(src) {
 		err := g.repo.ForkBranch(ctx, name, src)
 		var be *commit.BranchError
 		if !errors.As(err, &be) || be.Branch != src || !errors.Is(err, ErrBranchNotFound) {
@@ -72,6 +74,12 @@ func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor strin
 	}
 	_, err := g.repo.CreateBranchAt(ctx, name, func(ctx context.Context) (commit.ID, error) { return g.resolveFrom(ctx, from) })
 	return err
+}
+
+// isCommitID reports whether s is a full commit id.
+func isCommitID(s string) bool {
+	_, err := commit.ParseID(s)
+	return err == nil
 }
 
 // resolveFrom resolves a fork point: a live branch first, else any
