@@ -66,6 +66,20 @@ func initGraph(t testing.TB, st storage.Store) (*Repo, Head) {
 	return r, h
 }
 
+// deepen publishes depth commits on main after h, directly (commits only,
+// no data objects), and returns the new head.
+func deepen(t testing.TB, w *Repo, h Head, depth int) Head {
+	t.Helper()
+	var err error
+	for i := range depth {
+		if h, _, err = w.Publish(context.Background(), PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
+			Tables: map[string]string{"node:Person": fmt.Sprintf("tables/node:Person/state/%d.json", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
 // writeOneRow simulates the table layer's work for a 1-row change: one
 // fragment and one table state, both under fresh names, via plain Puts. It
 // returns the new state key.
