@@ -739,24 +739,20 @@ func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 			endpointErr(tr.Dst, b)
 			return
 		}
-	case a != nil:
-		switch a.typ {
-		case et.From:
-			srcIsFrom = true
-		case et.To:
-			srcIsFrom = false
-		default:
-			endpointErr(tr.Src, a)
-			return
+	case a != nil || b != nil:
+		// One side is bound: its type says how the edge lies. own is the
+		// edge end the bound side takes when the source is From.
+		v, vi, own, other := tr.Src, a, et.From, et.To
+		if a == nil {
+			v, vi, own, other = tr.Dst, b, et.To, et.From
 		}
-	case b != nil:
-		switch b.typ {
-		case et.To:
+		switch vi.typ {
+		case own:
 			srcIsFrom = true
-		case et.From:
+		case other:
 			srcIsFrom = false
 		default:
-			endpointErr(tr.Dst, b)
+			endpointErr(v, vi)
 			return
 		}
 	}
