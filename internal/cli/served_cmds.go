@@ -126,25 +126,37 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	return keys, nil
 }
 
+// servedSource reads what a served query or mutate runs: the NAME
+// argument and the source flags; stored says no source was given, so NAME
+// is a stored query of the server (the catalog lane).
+func servedSource(cmd *cobra.Command, args []string) (name string, src sourceOptions, stored bool) {
+	if len(args) > 0 {
+		name = args[0]
+	}
+	src = sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
+		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
+	return name, src, src.queryFile == "" && src.queryStr == ""
+}
+
+// storedParams checks that a stored query or mutation (what) is named and
+// reads its parameters.
+func (a *app) storedParams(name string, src sourceOptions, what string) (map[string]any, error) {
+	if name == "" {
+		return nil, usagef("give a stored %s NAME, or the query with --query FILE or -e SOURCE", what)
+	}
+	return parseParams(a.io.In, src.params, src.paramsFile)
+}
+
 func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) error {
 	format, err := a.readFormat(cmd, "")
 	if err != nil {
 		return err
 	}
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
-	}
+	name, src, stored := servedSource(cmd, args)
 	branch, snapshot := flagString(cmd, "branch"), flagString(cmd, "snapshot")
-	src := sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
-		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
 	var raw json.RawMessage
-	if src.queryFile == "" && src.queryStr == "" {
-		// The catalog lane: NAME is a stored query of the server.
-		if name == "" {
-			return usagef("give a stored query NAME, or the query with --query FILE or -e SOURCE")
-		}
-		params, err := parseParams(a.io.In, src.params, src.paramsFile)
+	if stored {
+		params, err := a.storedParams(name, src, "query")
 		if err != nil {
 			return err
 		}
@@ -174,20 +186,12 @@ func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) 
 }
 
 func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client) error {
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
-	}
+	name, src, stored := servedSource(cmd, args)
 	branch, ifCommit, asJSON := flagString(cmd, "branch"), flagString(cmd, "if-commit"), flagBool(cmd, "json")
-	src := sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
-		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
 	var raw json.RawMessage
 	var err error
-	if src.queryFile == "" && src.queryStr == "" {
-		if name == "" {
-			return usagef("give a stored mutation NAME, or the query with --query FILE or -e SOURCE")
-		}
-		params, perr := parseParams(a.io.In, src.params, src.paramsFile)
+	if stored {
+		params, perr := a.storedParams(name, src, "mutation")
 		if perr != nil {
 			return perr
 		}

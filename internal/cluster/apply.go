@@ -28,9 +28,8 @@ func Apply(ctx context.Context, dir, actor string, o Options) *ApplyReport {
 		return r
 	}
 	defer release()
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
+	led := readLedger(ctx, s.st, &r.Report)
+	if led == nil {
 		return r
 	}
 	r.StateRevision, r.ConfigDigest = led.state.StateRevision, led.state.AppliedRevision.ConfigDigest

@@ -35,9 +35,8 @@ func observe(ctx context.Context, dir string, o Options, isImport bool) *Observe
 		return r
 	}
 	defer release()
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
+	led := readLedger(ctx, s.st, &r.Report)
+	if led == nil {
 		return r
 	}
 	r.StateRevision = led.state.StateRevision
