@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -228,19 +227,11 @@ func TestRevisions(t *testing.T) {
 // runBinIn is runBin with stdin.
 func runBinIn(t *testing.T, stdin string, args ...string) runResult {
 	t.Helper()
-	cmd := exec.Command(omnigraphBin(t), args...)
-	cmd.Env = procEnviron()
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	r, err := procRunIn(omnigraphBin(t), nil, strings.NewReader(stdin), args...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return runResult{code, out.String(), errb.String()}
+	return r
 }
 
 // TestDailyCLIFindings (issue 18): standard input as "-", the messages

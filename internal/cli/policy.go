@@ -2,22 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/cluster"
 	"github.com/omnigraph-go/omnigraph/internal/policy"
 	"github.com/spf13/cobra"
 )
 
-func sortedMapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedMapKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // appliedCluster loads the applied revision of --cluster (a directory, a
 // storage root, or a name under clusters: in the operator config).

@@ -558,29 +558,13 @@ func (a *app) newQueriesCmd() *cobra.Command {
 				return a.printRaw(raw)
 			}
 			var out struct {
-				Queries []struct {
-					Name     string `json:"name"`
-					Mutation bool   `json:"mutation"`
-					Params   []struct {
-						Name string `json:"name"`
-						Kind string `json:"kind"`
-					} `json:"params"`
-					Description *string `json:"description"`
-				} `json:"queries"`
+				Queries []storedQueryJSON `json:"queries"`
 			}
 			if err := json.Unmarshal(raw, &out); err != nil {
 				return err
 			}
 			for _, q := range out.Queries {
-				kind := "read"
-				if q.Mutation {
-					kind = "mutation"
-				}
-				ps := make([]string, len(q.Params))
-				for i, p := range q.Params {
-					ps[i] = "$" + p.Name + ": " + p.Kind
-				}
-				line := fmt.Sprintf("%s (%s) (%s)", q.Name, kind, strings.Join(ps, ", "))
+				line := q.signature()
 				if q.Description != nil && *q.Description != "" {
 					line += "  " + *q.Description
 				}

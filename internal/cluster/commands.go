@@ -77,6 +77,27 @@ func readLedger(ctx context.Context, st storage.Store, r *Report) *ledger {
 	return led
 }
 
+// openLocked is how a state-mutating command starts: it opens the session,
+// takes the state lock for op and reads the ledger. On failure it records
+// why in r, holds no lock and returns a nil session; otherwise the caller
+// defers release.
+func openLocked(ctx context.Context, dir, op string, r *Report, o Options) (*session, *ledger, func()) {
+	s := openSession(ctx, dir, r, o)
+	if s == nil {
+		return nil, nil, nil
+	}
+	_, release, ok := s.lock(ctx, op, r, o)
+	if !ok {
+		return nil, nil, nil
+	}
+	led := readLedger(ctx, s.st, r)
+	if led == nil {
+		release()
+		return nil, nil, nil
+	}
+	return s, led, release
+}
+
 // lock takes the state lock when the config enables it. It returns the
 // release function (a no-op when locking is off) or records the failure.
 func (s *session) lock(ctx context.Context, op string, r *Report, o Options) (*Lock, func(), bool) {

@@ -41,6 +41,25 @@ func fixedClock() func() time.Time {
 }
 
 // initGraph initializes a graph with two tables on st.
+// backendStore is an empty store of the named backend: "local" (a
+// temporary directory) or "mem".
+func backendStore(t testing.TB, backend string) storage.Store {
+	if backend != "local" {
+		return storage.NewMem()
+	}
+	return localStore(t, t.TempDir())
+}
+
+// localStore is the local store in dir.
+func localStore(t testing.TB, dir string) *storage.Local {
+	t.Helper()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func initGraph(t testing.TB, st storage.Store) (*Repo, Head) {
 	t.Helper()
 	ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,15 +25,8 @@ func flips(b byte) []byte {
 	case b >= 'a' && b < 'z' || b >= 'A' && b < 'Z':
 		cand = append(cand, b+1)
 	}
-	var out []byte
-	seen := map[byte]bool{b: true}
-	for _, c := range cand {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	return out
+	slices.Sort(cand)
+	return slices.DeleteFunc(slices.Compact(cand), func(c byte) bool { return c == b })
 }
 
 // TestChecksumEverySingleByteChange changes every byte of a stamp, a ref and

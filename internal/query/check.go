@@ -811,12 +811,8 @@ func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 // order key, returning the operand that computes it.
 func (c *checker) exprType(sc *scope, e Expr) (Operand, vtype, bool) {
 	switch e := e.(type) {
-	case *Lit:
-		vt, ok := c.checkLit(e)
-		return Operand{Kind: OpdLit, Lit: e, Type: vt.t}, vt, ok
-	case *Now:
-		t := scalarOf(schema.KindDateTime)
-		return Operand{Kind: OpdNow, Type: t}, vtype{cls: vScalar, t: t}, true
+	case *Lit, *Now:
+		return c.valueOperand(sc, e)
 	case *VarRef:
 		if e.Var.Anonymous() {
 			c.errorf(e.Var.Span, "", "the anonymous variable `$_` cannot be used as a value")

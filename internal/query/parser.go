@@ -400,13 +400,7 @@ func (p *parser) parseBinding() *Binding {
 			p.fail(Span{open.span.Start, p.tok().span.End}, "expected property match, found \"}\" (a binding's brace block must not be empty)")
 		}
 		for p.tok().kind != tRBrace {
-			name := p.tok()
-			if name.kind != tIdent {
-				p.expected("property name")
-			}
-			p.advance()
-			p.expect(tColon)
-			val := p.parseValue()
+			name, val := p.parseNameValue()
 			b.Props = append(b.Props, &PropMatch{Name: name.text, NameSpan: name.span, Value: val,
 				Span: Span{name.span.Start, val.exprSpan().End}})
 			if p.tok().kind == tComma {
@@ -636,19 +630,24 @@ func (p *parser) parseMutation() Mutation {
 	return nil
 }
 
+// parseNameValue parses `name: value` (a property match or an assignment).
+func (p *parser) parseNameValue() (token, Expr) {
+	name := p.tok()
+	if name.kind != tIdent {
+		p.expected("property name")
+	}
+	p.advance()
+	p.expect(tColon)
+	return name, p.parseValue()
+}
+
 // parseAssigns parses `{ assign* }`. An empty block parses; the checker
 // rejects it with T10.
 func (p *parser) parseAssigns() []*Assign {
 	p.expect(tLBrace)
 	var out []*Assign
 	for p.tok().kind != tRBrace {
-		name := p.tok()
-		if name.kind != tIdent {
-			p.expected("property name")
-		}
-		p.advance()
-		p.expect(tColon)
-		v := p.parseValue()
+		name, v := p.parseNameValue()
 		out = append(out, &Assign{Name: name.text, NameSpan: name.span, Value: v, Span: Span{name.span.Start, v.exprSpan().End}})
 		if p.tok().kind == tComma {
 			p.advance()
