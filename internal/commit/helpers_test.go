@@ -115,6 +115,18 @@ func publishOne(ctx context.Context, r *Repo, base Head, table string, n int) (H
 	})
 }
 
+// oneWrite initialises a graph in st and publishes one write on main
+// (publishOne); it returns the repo, the new head and its commit.
+func oneWrite(t testing.TB, st storage.Store) (*Repo, Head, *Commit) {
+	t.Helper()
+	r, h := initGraph(t, st)
+	h, c, err := publishOne(context.Background(), r, h, "node:Person", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, h, c
+}
+
 // firstParentChain returns the first-parent chain from the head of branch,
 // newest first, checking every commit has exactly one parent except genesis.
 func linearChain(t testing.TB, r *Repo, branch string) []*Commit {
