@@ -427,34 +427,13 @@ func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Cl
 	return nil
 }
 
-// commitOut is CommitOutput as the server sends it.
-type commitOut struct {
-	ID              string  `json:"graph_commit_id"`
-	Branch          *string `json:"graph_branch"`
-	ManifestVersion int64   `json:"graph_manifest_version"`
-	Parent          *string `json:"parent_commit_id"`
-	MergedParent    *string `json:"merged_parent_commit_id"`
-	Actor           *string `json:"actor_id"`
-}
-
-func (c commitOut) info() omnigraph.CommitInfo {
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
-	return omnigraph.CommitInfo{ID: c.ID, Branch: deref(c.Branch), ManifestVersion: c.ManifestVersion,
-		Parent: deref(c.Parent), MergedParent: deref(c.MergedParent), Actor: deref(c.Actor)}
-}
-
 func (a *app) servedCommitList(cmd *cobra.Command, _ []string, rc *remote.Client) error {
 	raw, err := rc.Commits(cmd.Context(), flagString(cmd, "branch"))
 	if err != nil {
 		return err
 	}
 	var out struct {
-		Commits []commitOut `json:"commits"`
+		Commits []commitJSON `json:"commits"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return err
@@ -486,7 +465,7 @@ func (a *app) servedCommitShow(cmd *cobra.Command, args []string, rc *remote.Cli
 	if flagBool(cmd, "json") {
 		return a.printRaw(raw)
 	}
-	var c commitOut
+	var c commitJSON
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}

@@ -62,6 +62,11 @@ func TestServedAgainstServer(t *testing.T) {
 			}
 		})
 	}
+	// The text listing shows when each commit was made, as the embedded one
+	// does (the server sends created_at).
+	if code, out, errs := runCLI(t, "commit", "list", "--profile", "work"); code != 0 || out == "" || strings.Contains(out, "0001-01-01") {
+		t.Fatalf("commit list: exit %d\n%s%s", code, out, errs)
+	}
 	code, out, _ := runCLI(t, "commit", "list", "--profile", "work", "--limit", "1", "--json")
 	if code != 0 {
 		t.Fatal(out)
