@@ -32,6 +32,9 @@ func flipGraph(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "g")
+	// Deletion vectors as objects first, so that the graph holds one of
+	// that kind; a second handle below writes one inline.
+	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
 	src, err := os.ReadFile("examples/social/schema.pg")
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +62,14 @@ func flipGraph(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, _, err := g.Mutate(ctx, "", string(muts), "set_age", map[string]any{"name": "Bob", "age": 26}, omnigraph.MutateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(omnigraph.EnvInlineDVBytes, "256")
+	h, err := omnigraph.Open(ctx, dir, omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Mutate(ctx, "", string(muts), "set_age", map[string]any{"name": "Alice", "age": 31}, omnigraph.MutateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.CreateBranch(ctx, "feature", "main", ""); err != nil {
@@ -175,6 +186,7 @@ var fidxOwners = map[string]table.Fragment{}
 func TestByteFlipEveryMetadataObject(t *testing.T) {
 	ctx := context.Background()
 	dir := flipGraph(t)
+	inlineDVStates := 0
 	states, _ := filepath.Glob(filepath.Join(dir, "tables", "*", "state", "*.json"))
 	for _, p := range states {
 		b, _ := os.ReadFile(p)
@@ -183,6 +195,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 			for _, f := range s.Fragments() {
 				if f.Index != "" {
 					fidxOwners[f.Index] = f
+				}
+				if table.IsInlineDV(f.DV) {
+					inlineDVStates++
 				}
 			}
 		}
@@ -279,6 +294,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("the graph holds no %s object: the test does not cover that kind", k)
 		}
+	}
+	if inlineDVStates == 0 {
+		t.Error("no state holds an inline deletion vector: the test does not cover them")
 	}
 	t.Logf("objects %v; %d single-character changes: %d rejected as corrupt, %d read back identical to the original, %d full reads",
 		kinds, total, rejected, invisible, fullReads)

@@ -202,6 +202,12 @@ const (
 	// local graph race by compare-and-swap alone instead of taking turns
 	// per branch (docs/write-path.md).
 	EnvWriteTurns = "OMNIGRAPH_WRITE_TURNS"
+	// EnvInlineDVBytes bounds the deletion vectors writes carry inside
+	// their table states (docs/format/table.md, "Inline deletion
+	// vectors"); 0 writes every vector as an object of its own, so that
+	// builds which read table-state formats 1–3 only still read the graph.
+	// Unset: 256 bytes.
+	EnvInlineDVBytes = "OMNIGRAPH_INLINE_DV_BYTES"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -303,8 +309,19 @@ func engineOptions(o Options) (exec.Options, error) {
 	default:
 		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
 	}
+	inline := 0 // the engine default
+	if v := os.Getenv(EnvInlineDVBytes); v != "" {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 0 {
+			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a number of bytes (0: none inline)", ErrInvalidOption, EnvInlineDVBytes, v)
+		}
+		inline = b
+		if b == 0 {
+			inline = -1
+		}
+	}
 	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
-		Embedding: o.Embedding, NoWriteTurns: noTurns}, nil
+		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inline}, nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

@@ -42,6 +42,11 @@ type Options struct {
 	// processes take on a local directory (storage.Serializer): they race
 	// by CAS alone, as on object storage.
 	NoWriteTurns bool
+	// InlineDVBytes bounds the deletion vectors a write carries inline in
+	// its table state (table-state format 4; 0 = table.DefaultInlineDVBytes,
+	// < 0 = none: every vector is an object, and every state stays readable
+	// by builds that read formats 1–3).
+	InlineDVBytes int
 	// NoAutoCompact turns off inline compaction after writes
 	// (docs/maintenance.md); Optimize still compacts on demand.
 	NoAutoCompact bool
@@ -83,6 +88,8 @@ type Graph struct {
 	maint  maintConfig
 	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
 	qlimits QueryLimits
+	// inlineDV: Options.InlineDVBytes resolved (0 = none).
+	inlineDV int
 
 	// testBeforePublish, when set (tests only), runs after a write is fully
 	// prepared and its objects are written, just before the CAS: the
@@ -156,7 +163,14 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if o.NoWriteTurns {
 		serial = nil
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
+	inline := o.InlineDVBytes
+	switch {
+	case inline == 0:
+		inline = table.DefaultInlineDVBytes
+	case inline < 0:
+		inline = 0
+	}
+	return &Graph{inlineDV: inline, repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
 		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
 }

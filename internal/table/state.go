@@ -23,8 +23,10 @@ import (
 // reused, and ReadState refuses any version outside [1, StateFormatVersion]
 // with a *VersionError naming both. Version 3 adds per-fragment field maps
 // (Fragment.Fields, written by schema evolution); a state without any is
-// written as before.
-const StateFormatVersion = 3
+// written as before. Version 4 adds inline deletion vectors (a fragment's
+// DV reference starting with InlineDVPrefix); a state without any is
+// written as before, so builds that read 1–3 read it.
+const StateFormatVersion = 4
 
 // Failpoint names of the state writer.
 const (
@@ -239,7 +241,10 @@ func (s *State) Encode() ([]byte, error) {
 			w.Format = max(w.Format, 2)
 		}
 		if f.Fields != nil {
-			w.Format = 3
+			w.Format = max(w.Format, 3)
+		}
+		if IsInlineDV(f.DV) {
+			w.Format = 4
 		}
 		for j, cs := range f.Stats {
 			min, err := encodeBound(cs.Min)
@@ -307,11 +312,21 @@ func DecodeState(key string, data []byte) (*State, error) {
 	for i, fj := range w.Fragments {
 		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats)),
 			Index: fj.Index, IndexBytes: fj.IndexBytes, Fields: fj.Fields}
-		if fj.Fields != nil && *probe.Format != 3 {
+		if fj.Fields != nil && *probe.Format < 3 {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has a field map in a format %d state", fj.Key, *probe.Format), nil)
 		}
 		if fj.Index != "" && *probe.Format < 2 {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an index reference in a format %d state", fj.Key, *probe.Format), nil)
+		}
+		if IsInlineDV(fj.DV) {
+			if *probe.Format < 4 {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an inline deletion vector in a format %d state", fj.Key, *probe.Format), nil)
+			}
+			// Checked here, not on first use: the vector is part of the
+			// state's bytes, and a state is verified as a whole.
+			if _, err := loadDV(context.Background(), nil, f); err != nil {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s inline deletion vector", fj.Key), err)
+			}
 		}
 		if len(fj.Stats) != len(w.Columns) {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has statistics for %d columns, schema has %d", fj.Key, len(fj.Stats), len(w.Columns)), nil)
@@ -345,6 +360,9 @@ func DecodeState(key string, data []byte) (*State, error) {
 	}
 	if w.Format == 3 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Fields != nil }) {
 		return nil, corrupt(key, -1, "format 3 state without any field map (writers use format 1 or 2)", nil)
+	}
+	if w.Format == 4 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return IsInlineDV(f.DV) }) {
+		return nil, corrupt(key, -1, "format 4 state without any inline deletion vector (writers use format 1–3)", nil)
 	}
 	if w.Rows != s.Rows() {
 		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)

@@ -185,7 +185,7 @@ func TestDecodeStateCorrupt(t *testing.T) {
 		{"truncated", good[:len(good)/2], false},
 		{"not json", []byte("\x00\x01garbage"), false},
 		{"no format", rep(`"format":1,`, ""), false},
-		{"newer format", rep(`"format":1`, `"format":4`), true},
+		{"newer format", rep(`"format":1`, `"format":5`), true},
 		{"format 3 without field maps", rep(`"format":1`, `"format":3`), false},
 		{"format 2 without indexes", rep(`"format":1`, `"format":2`), false},
 		{"index in a format 1 state", rep(`"dv":"tables/node-Person/dv/01J00000000000000000000003.dv",`, `"dv":"tables/node-Person/dv/01J00000000000000000000003.dv","index":"i","index_bytes":9,`), false},
