@@ -32,9 +32,11 @@ func flipGraph(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "g")
-	// Deletion vectors as objects first, so that the graph holds one of
-	// that kind; a second handle below writes one inline.
+	// Deletion vectors and table states as objects first, so that the
+	// graph holds objects of those kinds; a second handle below writes
+	// them inline.
 	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
+	t.Setenv(omnigraph.EnvInlineStateBytes, "0")
 	src, err := os.ReadFile("examples/social/schema.pg")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +67,7 @@ func flipGraph(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Setenv(omnigraph.EnvInlineDVBytes, "256")
+	t.Setenv(omnigraph.EnvInlineStateBytes, "2048")
 	h, err := omnigraph.Open(ctx, dir, omnigraph.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +189,31 @@ var fidxOwners = map[string]table.Fragment{}
 func TestByteFlipEveryMetadataObject(t *testing.T) {
 	ctx := context.Background()
 	dir := flipGraph(t)
-	inlineDVStates := 0
+	inlineDVStates, inlineStates := 0, 0
+	commits, _ := filepath.Glob(filepath.Join(dir, "commits", "*.json"))
+	for _, p := range commits {
+		b, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		c, err := commit.Decode(filepath.ToSlash(rel), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.Tables {
+			if !table.IsInlineState(k) {
+				continue
+			}
+			inlineStates++
+			s, err := table.ReadState(ctx, nil, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range s.Fragments() {
+				if table.IsInlineDV(f.DV) {
+					inlineDVStates++
+				}
+			}
+		}
+	}
 	states, _ := filepath.Glob(filepath.Join(dir, "tables", "*", "state", "*.json"))
 	for _, p := range states {
 		b, _ := os.ReadFile(p)
@@ -295,8 +322,8 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 			t.Errorf("the graph holds no %s object: the test does not cover that kind", k)
 		}
 	}
-	if inlineDVStates == 0 {
-		t.Error("no state holds an inline deletion vector: the test does not cover them")
+	if inlineDVStates == 0 || inlineStates == 0 {
+		t.Errorf("%d inline deletion vectors, %d inline table states: the test does not cover them", inlineDVStates, inlineStates)
 	}
 	t.Logf("objects %v; %d single-character changes: %d rejected as corrupt, %d read back identical to the original, %d full reads",
 		kinds, total, rejected, invisible, fullReads)

@@ -35,6 +35,11 @@ import (
 // states that named them are dropped unsent, as are the objects of writes
 // left out of the chain.
 
+// maxHeldBytes bounds the objects a leader holds back while it stages a
+// batch; larger ones (a load's last chunk, a bulk mutation's fragment) are
+// sent at once and never shared, so a batch's memory stays bounded.
+const maxHeldBytes = 1 << 20
+
 // shareKey carries a *fragmentShare in a staging context.
 type shareKey struct{}
 
@@ -102,6 +107,10 @@ func isBatching(st storage.Store) bool {
 // nothing is published; what it sent is in the members' ledgers.
 func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, head commit.Head, base *commit.Commit, members []*queuedWrite) ([]*commit.Commit, map[string]string, error) {
 	own := ledgersOf(members)
+	held := map[string]bool{}
+	for _, h := range storage.Held(sctx) {
+		held[h.Key] = true
+	}
 	// The members' parts per table, in chain order.
 	byTable := map[string][]*sharedPart{}
 	var tks []string
@@ -113,7 +122,8 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 			}
 			for _, f := range st.Fragments() {
 				p := share.parts[f.Key]
-				if p == nil || p.ledger != w.ledger || slices.Contains(byTable[tk], p) {
+				// Only a held part can be replaced: a large one was sent.
+				if p == nil || p.ledger != w.ledger || !held[f.Key] || slices.Contains(byTable[tk], p) {
 					continue
 				}
 				if len(byTable[tk]) == 0 {
@@ -284,7 +294,7 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 			return "", fmt.Errorf("exec: %s: %w", tk, err)
 		}
 	}
-	out, err := table.WriteState(wctx, g.st, prefix, n)
+	out, err := table.WriteStateInline(wctx, g.st, prefix, n, g.inlineState)
 	if err != nil {
 		return "", err
 	}

@@ -452,7 +452,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		var share *fragmentShare
 		if sharing {
 			share = &fragmentShare{parts: map[string]*sharedPart{}}
-			sctx = withShare(storage.WithHeldBatch(ctx, prevHeld), share)
+			sctx = withShare(storage.WithHeldBatch(ctx, prevHeld, bctx, maxHeldBytes), share)
 			prevHeld = sctx
 		}
 		var chain []*commit.Commit

@@ -92,7 +92,9 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 			return "", err
 		}
 	}
-	key, err := table.WriteState(ctx, g.st, prefix, st)
+	// A small state rides in the commit (commit format 2): one object
+	// fewer per write.
+	key, err := table.WriteStateInline(ctx, g.st, prefix, st, g.inlineState)
 	if err != nil {
 		return "", err
 	}

@@ -56,9 +56,11 @@ type Batch struct {
 	// (WithHeldBatch), is the batch whose pending puts it reads too.
 	parent *Batch
 	// held: puts are kept in pending and listed in order, never sent
-	// (WithHeldBatch).
-	held  bool
-	order []HeldObject
+	// (WithHeldBatch); those larger than maxHeld go to spill instead.
+	held    bool
+	order   []HeldObject
+	maxHeld int
+	spill   *Batch
 }
 
 // HeldObject is one put a held batch kept (WithHeldBatch): its key and
@@ -105,8 +107,12 @@ func WithSubBatch(ctx context.Context) context.Context {
 // replaces their one-row fragments by one per table (docs/write-path.md).
 // It also reads the objects held by over's batch (the previous round's,
 // whose stagings a rebase compares with), if over carries one.
-func WithHeldBatch(ctx, over context.Context) context.Context {
-	b := &Batch{pending: map[string][]byte{}, held: true}
+//
+// Objects larger than maxHeld are not held but put at once into the batch
+// of spill (which must carry one), so that a held batch never keeps large
+// objects in memory (a load's last chunk); Held does not list them.
+func WithHeldBatch(ctx, over, spill context.Context, maxHeld int) context.Context {
+	b := &Batch{pending: map[string][]byte{}, held: true, maxHeld: maxHeld, spill: batchOf(spill)}
 	if over != nil {
 		b.parent = batchOf(over)
 	}
@@ -163,6 +169,10 @@ func Flush(ctx context.Context) error {
 }
 
 func (b *Batch) defer_(ctx context.Context, key string, data []byte, ifAbsent bool, put func(ctx context.Context, data []byte) error) {
+	if b.held && len(data) > b.maxHeld && b.spill != nil {
+		b.spill.defer_(ctx, key, data, ifAbsent, put)
+		return
+	}
 	data = append([]byte(nil), data...) // the caller may reuse its buffer
 	b.mu.Lock()
 	if b.held {
@@ -204,6 +214,9 @@ func (b *Batch) lookup(key string) ([]byte, bool) {
 	b.mu.Lock()
 	d, ok := b.pending[key]
 	b.mu.Unlock()
+	if !ok && b.spill != nil {
+		d, ok = b.spill.lookup(key)
+	}
 	if !ok {
 		return b.parent.lookup(key)
 	}

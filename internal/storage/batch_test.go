@@ -164,7 +164,8 @@ func TestHeldBatch(t *testing.T) {
 	cnt := storage.NewCounting(mem)
 	st := storage.NewBatching(cnt)
 	l := storage.NewLedger()
-	h1 := storage.WithHeldBatch(ctx, nil)
+	spill := storage.WithBatch(ctx)
+	h1 := storage.WithHeldBatch(ctx, nil, spill, 8)
 	if _, err := st.Put(storage.WithLedger(h1, l), "a/1", []byte("one")); err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +174,28 @@ func TestHeldBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h2 := storage.WithHeldBatch(ctx, h1)
+	h2 := storage.WithHeldBatch(ctx, h1, spill, 8)
 	if _, err := st.Put(h2, "a/2", []byte("two")); err != nil {
 		t.Fatal(err)
 	}
-	if n := cnt.Snapshot().Requests(); n != 0 {
-		t.Fatalf("%d requests reached the store", n)
+	// Over maxHeld: sent at once through the spill batch, not held.
+	if _, err := st.Put(h2, "a/big", []byte("larger than eight")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := st.Get(h2, "a/big"); err != nil || string(b) != "larger than eight" {
+		t.Errorf("Get a/big = %q, %v", b, err)
+	}
+	if err := storage.Flush(spill); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Stat(ctx, "a/big"); err != nil {
+		t.Errorf("large object not sent: %v", err)
+	}
+	if len(storage.Held(h2)) != 1 {
+		t.Errorf("h2 holds %+v", storage.Held(h2))
+	}
+	if n := cnt.Snapshot().Requests(); n != 1 {
+		t.Fatalf("%d requests reached the store, want the large put only", n)
 	}
 	for _, c := range []struct {
 		ctx  context.Context

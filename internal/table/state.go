@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -397,6 +398,11 @@ func WriteState(ctx context.Context, st storage.Store, prefix string, s *State) 
 	if err != nil {
 		return "", err
 	}
+	return writeState(ctx, st, prefix, s, data)
+}
+
+// writeState stores the encoding data of s under its content address.
+func writeState(ctx context.Context, st storage.Store, prefix string, s *State, data []byte) (string, error) {
 	key := StateKey(prefix, data)
 	if l := storage.LedgerOf(ctx); l != nil && s.namesAny(l) {
 		l.Add(key)
@@ -428,8 +434,85 @@ func (s *State) namesAny(l *storage.Ledger) bool {
 	return false
 }
 
-// ReadState fetches and decodes the state at key.
+// InlineStateMark starts the last segment of a state key that carries the
+// state itself instead of naming an object (docs/format/table.md, "Inline
+// table states"): <prefix>/state/inline:<the state's bytes in unpadded
+// base64url>. A commit names such a key like any other (commit format 2);
+// ReadState decodes it without a request.
+const InlineStateMark = "inline:"
+
+// DefaultInlineStateBytes is the largest encoded state the engine carries
+// inline in its commit (WriteStateInline): a table of a few fragments.
+const DefaultInlineStateBytes = 2048
+
+// IsInlineState reports whether a state key carries its state.
+func IsInlineState(key string) bool { return strings.HasPrefix(path.Base(key), InlineStateMark) }
+
+// InlineStateKey is the key under prefix that carries the state bytes data.
+func InlineStateKey(prefix string, data []byte) string {
+	return prefix + "/state/" + InlineStateMark + base64.RawURLEncoding.EncodeToString(data)
+}
+
+// inlineStateBytes returns the state bytes an inline key carries.
+func inlineStateBytes(key string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(path.Base(key), InlineStateMark))
+	if err != nil {
+		return nil, corrupt(key, -1, "inline table state is not base64url", err)
+	}
+	return b, nil
+}
+
+// WriteStateInline is WriteState, except that a state whose encoding is at
+// most inline bytes is not stored: its key carries it (InlineStateKey). The
+// failpoints fire either way. An inline state is no object, so no ledger
+// records it.
+func WriteStateInline(ctx context.Context, st storage.Store, prefix string, s *State, inline int) (string, error) {
+	data, err := s.Encode()
+	if err != nil {
+		return "", err
+	}
+	if len(data) > inline {
+		return writeState(ctx, st, prefix, s, data)
+	}
+	if err := failpoint.Hit(FPBeforeState); err != nil {
+		return "", err
+	}
+	if err := failpoint.Hit(FPAfterState); err != nil {
+		return "", err
+	}
+	return InlineStateKey(prefix, data), nil
+}
+
+// MaterializeState returns a key naming an object for the state at key:
+// key itself, or for an inline key the content address of its bytes,
+// written (PutIfAbsent) under its table prefix. A commit spills an
+// inherited inline state that way when its inline states outgrow their
+// bound.
+func MaterializeState(ctx context.Context, st storage.Store, key string) (string, error) {
+	if !IsInlineState(key) {
+		return key, nil
+	}
+	data, err := inlineStateBytes(key)
+	if err != nil {
+		return "", err
+	}
+	s, err := DecodeState(key, data)
+	if err != nil {
+		return "", err
+	}
+	return writeState(ctx, st, strings.TrimSuffix(path.Dir(key), "/state"), s, data)
+}
+
+// ReadState fetches and decodes the state at key (an inline key is decoded
+// without a request).
 func ReadState(ctx context.Context, st storage.Store, key string) (*State, error) {
+	if IsInlineState(key) {
+		data, err := inlineStateBytes(key)
+		if err != nil {
+			return nil, err
+		}
+		return DecodeState(key, data)
+	}
 	data, _, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("table: read state %s: %w", key, err)
