@@ -10,7 +10,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/integrity"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
-	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // shareWrite is one write of the shared-fragment tests.
@@ -34,41 +33,6 @@ var shareWrites = []shareWrite{
 	{"rm-p3", "remove_person", map[string]any{"name": "P3"}},
 	{"p1-8", "set_age", map[string]any{"name": "P1", "age": 8}},
 	{"p4", "insert_person", map[string]any{"name": "P4", "age": 4}},
-}
-
-// nodesAt is engNodes at a target.
-func nodesAt(t *testing.T, g *Graph, at Target, typ, prop string) []string {
-	t.Helper()
-	snap, err := g.Resolve(context.Background(), at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	if typ == "Knows" {
-		et, err := snap.Edges(context.Background(), typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range et.IDs {
-			out = append(out, et.Src[i]+"->"+et.Dst[i])
-		}
-		slices.Sort(out)
-		return out
-	}
-	nt, err := snap.Nodes(context.Background(), typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, id := range nt.IDs {
-		s := id
-		if v := nt.Value(i, prop); v != nil {
-			p, _ := nt.Type.Prop(prop)
-			s += "=" + value.FormatValue(p.Type, v)
-		}
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // TestGroupCommitSharesFragments: on a batching store (every public
@@ -97,7 +61,7 @@ func TestGroupCommitSharesFragments(t *testing.T) {
 			}
 			t.Fatalf("model %s: %v", w.name, err)
 		}
-		want[w.name] = [2][]string{nodesAt(t, model, Target{}, "Person", "age"), nodesAt(t, model, Target{}, "Knows", "")}
+		want[w.name] = [2][]string{engNodes(t, model, "Person", "age"), engEdgesAt(t, model, Target{}, "Knows")}
 	}
 
 	count := func(prefix string) int {
@@ -160,7 +124,7 @@ func TestGroupCommitSharesFragments(t *testing.T) {
 			continue
 		}
 		at := Target{Snapshot: commits[w.name]}
-		got := [2][]string{nodesAt(t, h, at, "Person", "age"), nodesAt(t, h, at, "Knows", "")}
+		got := [2][]string{engNodesAt(t, h, at, "Person", "age"), engEdgesAt(t, h, at, "Knows")}
 		exp := want[w.name]
 		exp[0] = slices.Sorted(slices.Values(append(slices.Clone(exp[0]), "P0=0")))
 		if !slices.Equal(got[0], exp[0]) || !slices.Equal(got[1], exp[1]) {
@@ -172,7 +136,7 @@ func TestGroupCommitSharesFragments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nodesAt(t, fresh, Target{Snapshot: commits["p1-7"]}, "Person", "age"); !slices.Contains(got, "P1=7") || slices.Contains(got, "P4=4") {
+	if got := engNodesAt(t, fresh, Target{Snapshot: commits["p1-7"]}, "Person", "age"); !slices.Contains(got, "P1=7") || slices.Contains(got, "P4=4") {
 		t.Errorf("fresh handle at p1-7: %v", got)
 	}
 	// The batch's states name the shared fragment through inline vectors.

@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -38,19 +36,7 @@ func TestInlineDVStateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "state_v4.json")
-	if *rewrite {
-		if err := os.WriteFile(golden, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Fatalf("encoding changed (run with -rewrite only if the format change is intended):\n%s", data)
-	}
+	want := checkGolden(t, "state_v4.json", data)
 	if !bytes.HasPrefix(want, []byte(`{"format":4,`)) {
 		t.Fatalf("a state with an inline vector is not format 4: %.20s", want)
 	}
@@ -83,35 +69,20 @@ func TestInlineDVStateCorrupt(t *testing.T) {
 	b64 := strings.TrimPrefix(ref, InlineDVPrefix+"01J00000000000000000000005:")
 	other := base64.RawURLEncoding.EncodeToString(encodeDV(DeletionVector{Fragment: "elsewhere", Rows: 2, Offsets: []int64{1}}))
 	rep := func(old, new string) []byte { return []byte(strings.Replace(string(good), old, new, 1)) }
-	tests := []struct {
-		name string
-		data []byte
-	}{
-		{"inline vector in a format 1 state", rep(`"format":4`, `"format":1`)},
-		{"inline vector in a format 3 state", rep(`"format":4`, `"format":3`)},
+	checkStatesRejected(t, good, []corruptState{
+		{"inline vector in a format 1 state", rep(`"format":4`, `"format":1`), false},
+		{"inline vector in a format 3 state", rep(`"format":4`, `"format":3`), false},
 		{"format 4 without inline vector", func() []byte {
 			old, _ := goldenState(t).Encode()
 			return []byte(strings.Replace(string(old), `"format":1`, `"format":4`, 1))
-		}()},
-		{"name not a ULID", rep("01J00000000000000000000005:", "nope:")},
-		{"no name", rep("01J00000000000000000000005:", "")},
-		{"not base64url", rep(b64, b64[:len(b64)-2]+"+/")},
-		{"truncated vector", rep(b64, b64[:len(b64)-8])},
-		{"vector of another fragment", rep(b64, other)},
-		{"deleted count disagrees", rep(`"deleted":1`, `"deleted":0`)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if bytes.Equal(tc.data, good) {
-				t.Fatal("mutation did not apply")
-			}
-			_, err := DecodeState("k", tc.data)
-			var ce *CorruptError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("err = %v, want *CorruptError", err)
-			}
-		})
-	}
+		}(), false},
+		{"name not a ULID", rep("01J00000000000000000000005:", "nope:"), false},
+		{"no name", rep("01J00000000000000000000005:", ""), false},
+		{"not base64url", rep(b64, b64[:len(b64)-2]+"+/"), false},
+		{"truncated vector", rep(b64, b64[:len(b64)-8]), false},
+		{"vector of another fragment", rep(b64, other), false},
+		{"deleted count disagrees", rep(`"deleted":1`, `"deleted":0`), false},
+	})
 }
 
 // TestDeleteRowsInline: with InlineBytes a small vector is written into the
