@@ -247,14 +247,14 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 	if err != nil {
 		return "", err
 	}
-	var remove []string
+	parts := 0
 	live := make([]bool, frag.Rows)
 	for _, f := range st.Fragments() {
 		b, ok := base[f.Key]
 		if !ok {
 			continue
 		}
-		remove = append(remove, f.Key)
+		parts++
 		var del []int64
 		if f.DV != "" {
 			dv, err := table.LoadDeletionVector(sctx, g.st, f)
@@ -271,7 +271,7 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 			live[b+r] = true
 		}
 	}
-	if len(remove) == 0 {
+	if parts == 0 {
 		return key, nil
 	}
 	var hide []int64
@@ -280,16 +280,30 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 			hide = append(hide, int64(r))
 		}
 	}
-	var add []table.Fragment
-	if len(hide) < len(live) {
-		add = []table.Fragment{frag}
+	// The shared fragment takes the place of the first part, so the
+	// table's rows keep the order the staged state gave them.
+	keep := len(hide) < len(live)
+	var frags []table.Fragment
+	placed := false
+	for _, f := range st.Fragments() {
+		if _, ok := base[f.Key]; !ok {
+			frags = append(frags, f)
+		} else if !placed && keep {
+			frags, placed = append(frags, frag), true
+		}
 	}
-	n, err := st.Replace(remove, add)
+	n, err := table.NewState(st.Schema())
+	if err == nil {
+		n, err = n.Append(frags...)
+	}
+	if err == nil {
+		n, err = n.WithIndexes(st.Indexes())
+	}
 	if err != nil {
 		return "", err
 	}
 	prefix := snapshot.TablePrefix(tk)
-	if len(add) > 0 && len(hide) > 0 {
+	if keep && len(hide) > 0 {
 		if n, err = table.DeleteRowsWith(wctx, g.st, prefix, n, map[string][]int64{frag.Key: hide}, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
 			return "", fmt.Errorf("exec: %s: %w", tk, err)
 		}
