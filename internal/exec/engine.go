@@ -97,8 +97,9 @@ type Graph struct {
 	// InlineStateBytes resolved (0 = none).
 	inlineDV, inlineState int
 
-	// testBeforePublish, when set (tests only), runs after a write is fully
-	// prepared and its objects are written, just before the CAS: the
+	// testBeforePublish, when set (tests only), runs after a batch is fully
+	// staged — its objects written, or behind a batching layer held for
+	// settleChain, which sends them after it — just before the CAS: the
 	// deterministic seam for race tests.
 	testBeforePublish func(attempt int)
 	// partialReads counts reads answered by a partial snapshot (tests).
