@@ -33,6 +33,11 @@ func flipGraph(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "g")
+	// Deletion vectors and table states as objects first, so that the
+	// graph holds objects of those kinds; a second handle below writes
+	// them inline.
+	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
+	t.Setenv(omnigraph.EnvInlineStateBytes, "0")
 	src, err := os.ReadFile("examples/social/schema.pg")
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +65,15 @@ func flipGraph(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, _, err := g.Mutate(ctx, "", string(muts), "set_age", map[string]any{"name": "Bob", "age": 26}, omnigraph.MutateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(omnigraph.EnvInlineDVBytes, "256")
+	t.Setenv(omnigraph.EnvInlineStateBytes, "2048")
+	h, err := omnigraph.Open(ctx, dir, omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Mutate(ctx, "", string(muts), "set_age", map[string]any{"name": "Alice", "age": 31}, omnigraph.MutateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.CreateBranch(ctx, "feature", "main", ""); err != nil {
@@ -169,6 +183,31 @@ var fidxOwners = map[string]table.Fragment{}
 func TestByteFlipEveryMetadataObject(t *testing.T) {
 	ctx := context.Background()
 	dir := flipGraph(t)
+	inlineDVStates, inlineStates := 0, 0
+	commits, _ := filepath.Glob(filepath.Join(dir, "commits", "*.json"))
+	for _, p := range commits {
+		b, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		c, err := commit.Decode(filepath.ToSlash(rel), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.Tables {
+			if !table.IsInlineState(k) {
+				continue
+			}
+			inlineStates++
+			s, err := table.ReadState(ctx, nil, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range s.Fragments() {
+				if table.IsInlineDV(f.DV) {
+					inlineDVStates++
+				}
+			}
+		}
+	}
 	states, _ := filepath.Glob(filepath.Join(dir, "tables", "*", "state", "*.json"))
 	for _, p := range states {
 		b, _ := os.ReadFile(p)
@@ -177,6 +216,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 			for _, f := range s.Fragments() {
 				if f.Index != "" {
 					fidxOwners[f.Index] = f
+				}
+				if table.IsInlineDV(f.DV) {
+					inlineDVStates++
 				}
 			}
 		}
@@ -273,6 +315,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("the graph holds no %s object: the test does not cover that kind", k)
 		}
+	}
+	if inlineDVStates == 0 || inlineStates == 0 {
+		t.Errorf("%d inline deletion vectors, %d inline table states: the test does not cover them", inlineDVStates, inlineStates)
 	}
 	t.Logf("objects %v; %d single-character changes: %d rejected as corrupt, %d read back identical to the original, %d full reads",
 		kinds, total, rejected, invisible, fullReads)

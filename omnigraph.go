@@ -205,6 +205,17 @@ const (
 	// local graph race by compare-and-swap alone instead of taking turns
 	// per branch (docs/write-path.md).
 	EnvWriteTurns = "OMNIGRAPH_WRITE_TURNS"
+	// EnvInlineDVBytes bounds the deletion vectors writes carry inside
+	// their table states (docs/format/table.md, "Inline deletion
+	// vectors"); 0 writes every vector as an object of its own, so that
+	// builds which read table-state formats 1–3 only still read the graph.
+	// Unset: 256 bytes.
+	EnvInlineDVBytes = "OMNIGRAPH_INLINE_DV_BYTES"
+	// EnvInlineStateBytes bounds the table states writes carry inside
+	// their commits (docs/format/commit.md, "Inline table states"); 0
+	// writes every state as an object of its own, so that builds which
+	// read commit format 1 only still read the graph. Unset: 2048 bytes.
+	EnvInlineStateBytes = "OMNIGRAPH_INLINE_STATE_BYTES"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -306,8 +317,33 @@ func engineOptions(o Options) (exec.Options, error) {
 	default:
 		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
 	}
+	inlineDV, err := inlineEnv(EnvInlineDVBytes)
+	if err != nil {
+		return exec.Options{}, err
+	}
+	inlineState, err := inlineEnv(EnvInlineStateBytes)
+	if err != nil {
+		return exec.Options{}, err
+	}
 	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
-		Embedding: o.Embedding, NoWriteTurns: noTurns}, nil
+		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState}, nil
+}
+
+// inlineEnv reads an inline bound from the environment as an engine
+// option: unset is the default (0), "0" none (-1), else the bytes.
+func inlineEnv(name string) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	b, err := strconv.Atoi(v)
+	if err != nil || b < 0 {
+		return 0, fmt.Errorf("%w: %s=%q: want a number of bytes (0: none inline)", ErrInvalidOption, name, v)
+	}
+	if b == 0 {
+		return -1, nil
+	}
+	return b, nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

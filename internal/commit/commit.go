@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // ID names a commit. It is a ULID: 48-bit millisecond time + 80 random bits,
@@ -48,7 +50,23 @@ func (k Kind) valid() bool {
 
 // commitFormat is the encoding version inside every commit object. It moves
 // with the graph format ratchet (format.go) and is checked on every decode.
-const commitFormat = 1
+// Format 2 (docs/format/commit.md) is a commit naming at least one inline
+// table state (table.IsInlineState); a commit without one is written as
+// format 1, byte for byte as before.
+const (
+	commitFormat       = 1
+	commitFormatInline = 2
+)
+
+// formatOf is the format a commit with these tables is written in.
+func formatOf(tables map[string]string) int {
+	for _, k := range tables {
+		if table.IsInlineState(k) {
+			return commitFormatInline
+		}
+	}
+	return commitFormat
+}
 
 const commitPrefix = "commits/"
 
@@ -133,7 +151,7 @@ func Encode(c *Commit) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	w := wireCommit{
-		Format:    commitFormat,
+		Format:    formatOf(c.Tables),
 		ID:        c.ID.String(),
 		Parents:   make([]string, len(c.Parents)),
 		Height:    c.Height,
@@ -183,8 +201,11 @@ func Decode(key string, data []byte) (*Commit, error) {
 			return nil, corrupt(key, "checksum mismatch: the object was modified after it was written")
 		}
 	}
-	if w.Format != commitFormat {
-		return nil, corrupt(key, "commit format %d, want %d", w.Format, commitFormat)
+	if w.Format != formatOf(w.Tables) {
+		if w.Format != commitFormat && w.Format != commitFormatInline {
+			return nil, corrupt(key, "commit format %d, want %d or %d", w.Format, commitFormat, commitFormatInline)
+		}
+		return nil, corrupt(key, "commit format %d, but its table map says %d (format 2 is exactly the commits naming an inline table state)", w.Format, formatOf(w.Tables))
 	}
 	id, err := ulid.ParseStrict(w.ID)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // Failpoints on the publish path, in order. Each has a test that fires it,
@@ -345,6 +346,9 @@ func (r *Repo) build(ctx context.Context, base *Commit, req PublishRequest) (*Co
 	for k, v := range req.Tables {
 		tables[k] = v
 	}
+	if err := r.spillInline(ctx, tables, req.Tables); err != nil {
+		return nil, err
+	}
 	schema := base.Schema
 	if req.SchemaKey != "" {
 		schema = req.SchemaKey
@@ -366,6 +370,56 @@ func (r *Repo) build(ctx context.Context, base *Commit, req PublishRequest) (*Co
 		return nil, bad("%v", err)
 	}
 	return c, nil
+}
+
+// MaxInlineTableBytes bounds the inline table states one commit carries
+// (the sum of their keys' lengths): a commit copies its parent's entries,
+// so without a bound every table that was ever small would ride in every
+// later commit.
+const MaxInlineTableBytes = 8 << 10
+
+// spillInline keeps tables' inline states within MaxInlineTableBytes by
+// writing the largest of them as state objects (table.MaterializeState):
+// first those inherited from the base, then, if still over, the commit's
+// own (own: the request's entries).
+func (r *Repo) spillInline(ctx context.Context, tables, own map[string]string) error {
+	total := 0
+	for _, k := range tables {
+		if table.IsInlineState(k) {
+			total += len(k)
+		}
+	}
+	for total > MaxInlineTableBytes {
+		// The next to spill: inherited before own, larger before smaller,
+		// then by name (deterministic).
+		pick := ""
+		before := func(name string) bool {
+			if pick == "" {
+				return true
+			}
+			_, a := own[name]
+			_, b := own[pick]
+			if a != b {
+				return !a
+			}
+			if la, lb := len(tables[name]), len(tables[pick]); la != lb {
+				return la > lb
+			}
+			return name < pick
+		}
+		for name, k := range tables {
+			if table.IsInlineState(k) && before(name) {
+				pick = name
+			}
+		}
+		key, err := table.MaterializeState(ctx, r.store, tables[pick])
+		if err != nil {
+			return fmt.Errorf("spill table %s: %w", pick, err)
+		}
+		total -= len(tables[pick])
+		tables[pick] = key
+	}
+	return nil
 }
 
 // newID mints a commit id from crypto randomness, so independent processes

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 const refPrefix = "refs/heads/"
@@ -64,9 +66,16 @@ type hint struct {
 
 func encodeRef(id ID, seq uint64) []byte { return encodeRefHinted(id, seq, nil) }
 
-// encodeRefFor encodes a ref naming c that carries c's hint.
+// encodeRefFor encodes a ref naming c that carries c's hint. Inline table
+// states are left out of it: they come with the commit, so predicting them
+// saves nothing, and they would grow every ref read.
 func encodeRefFor(c *Commit, seq uint64) []byte {
-	return encodeRefHinted(c.ID, seq, &refHint{Schema: c.Schema, Tables: c.Tables})
+	tables := c.Tables
+	if formatOf(tables) == commitFormatInline {
+		tables = maps.Clone(tables)
+		maps.DeleteFunc(tables, func(_, k string) bool { return table.IsInlineState(k) })
+	}
+	return encodeRefHinted(c.ID, seq, &refHint{Schema: c.Schema, Tables: tables})
 }
 
 func encodeRefHinted(id ID, seq uint64, h *refHint) []byte {

@@ -11,6 +11,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // CleanupOptions is a retention policy. At least one of Keep and OlderThan
@@ -244,7 +245,7 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 			need = append(need, key)
 			for _, f := range s.Fragments() {
 				need = append(need, f.Key)
-				if f.DV != "" {
+				if f.DV != "" && !table.IsInlineDV(f.DV) {
 					need = append(need, f.DV)
 				}
 				if f.Index != "" {

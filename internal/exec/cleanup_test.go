@@ -36,12 +36,17 @@ func storeBytes(t *testing.T, st storage.Store) (n int64, files int) {
 
 // cleanupGraph: a graph on a fake clock with history on main and on two
 // branches created from it, then two hours pass.
-func cleanupGraph(t *testing.T) (*Graph, *storage.Mem, *fakeClock, []string) {
+func cleanupGraph(t *testing.T, opts ...Options) (*Graph, *storage.Mem, *fakeClock, []string) {
 	t.Helper()
 	ctx := context.Background()
 	clk := newFakeClock()
 	st := storage.NewMemClock(clk.Now)
-	g := maintInit(t, st, Options{Now: clk.Now})
+	o := Options{}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Now = clk.Now
+	g := maintInit(t, st, o)
 	maintHistory(t, g, 0, 20)
 	log, err := g.Log(ctx, "main", 0)
 	if err != nil {

@@ -42,6 +42,16 @@ type Options struct {
 	// processes take on a local directory (storage.Serializer): they race
 	// by CAS alone, as on object storage.
 	NoWriteTurns bool
+	// InlineDVBytes bounds the deletion vectors a write carries inline in
+	// its table state (table-state format 4; 0 = table.DefaultInlineDVBytes,
+	// < 0 = none: every vector is an object, and every state stays readable
+	// by builds that read formats 1–3).
+	InlineDVBytes int
+	// InlineStateBytes bounds the table states a write carries inline in
+	// its commit (commit format 2; 0 = table.DefaultInlineStateBytes, < 0 =
+	// none: every state is an object, and every commit stays readable by
+	// builds that read commit format 1 only).
+	InlineStateBytes int
 	// NoAutoCompact turns off inline compaction after writes
 	// (docs/maintenance.md); Optimize still compacts on demand.
 	NoAutoCompact bool
@@ -83,9 +93,13 @@ type Graph struct {
 	maint  maintConfig
 	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
 	qlimits QueryLimits
+	// inlineDV and inlineState: Options.InlineDVBytes and
+	// InlineStateBytes resolved (0 = none).
+	inlineDV, inlineState int
 
-	// testBeforePublish, when set (tests only), runs after a write is fully
-	// prepared and its objects are written, just before the CAS: the
+	// testBeforePublish, when set (tests only), runs after a batch is fully
+	// staged — its objects written, or behind a batching layer held for
+	// settleChain, which sends them after it — just before the CAS: the
 	// deterministic seam for race tests.
 	testBeforePublish func(attempt int)
 	// partialReads counts reads answered by a partial snapshot (tests).
@@ -156,9 +170,20 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if o.NoWriteTurns {
 		serial = nil
 	}
-	return &Graph{repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
+	return &Graph{inlineDV: inlineBound(o.InlineDVBytes, table.DefaultInlineDVBytes), inlineState: inlineBound(o.InlineStateBytes, table.DefaultInlineStateBytes), repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
 		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
+}
+
+// inlineBound resolves an inline bound option: 0 is the default, < 0 none.
+func inlineBound(o, def int) int {
+	switch {
+	case o == 0:
+		return def
+	case o < 0:
+		return 0
+	}
+	return o
 }
 
 // Init creates a graph at an empty location from a schema source. The

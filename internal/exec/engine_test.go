@@ -130,7 +130,32 @@ func (s engState) equal(o engState) bool { return s.head == o.head && maps.Equal
 // engNodes returns "id=age" or ids of a node type, sorted.
 func engNodes(t testing.TB, g *Graph, typ, prop string) []string {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
+	return engNodesAt(t, g, Target{}, typ, prop)
+}
+
+// engEdgesAt returns "src>dst" of every edge of a type at a target, sorted.
+func engEdgesAt(t testing.TB, g *Graph, at Target, typ string) []string {
+	t.Helper()
+	snap, err := g.Resolve(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	et, err := snap.Edges(context.Background(), typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := range et.IDs {
+		out = append(out, et.Src[i]+">"+et.Dst[i])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// engNodesAt is engNodes at a target.
+func engNodesAt(t testing.TB, g *Graph, at Target, typ, prop string) []string {
+	t.Helper()
+	snap, err := g.Resolve(context.Background(), at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,20 +181,7 @@ func engNodes(t testing.TB, g *Graph, typ, prop string) []string {
 
 func engEdges(t testing.TB, g *Graph, typ string) []string {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	et, err := snap.Edges(context.Background(), typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for i := range et.IDs {
-		out = append(out, et.Src[i]+">"+et.Dst[i])
-	}
-	slices.Sort(out)
-	return out
+	return engEdgesAt(t, g, Target{}, typ)
 }
 
 func TestEngineInitLoadSnapshot(t *testing.T) {

@@ -195,7 +195,9 @@ func TestLinHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Open(ctx, st, Options{})
+	// The stack of every public handle: batched puts, so batches share
+	// fragments (batch_share.go).
+	g, err := Open(ctx, storage.NewBatching(st), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,8 @@ func TestLinearizable(t *testing.T) {
 	}
 	handles := make([]*Graph, 2)
 	for i := range handles {
-		if handles[i], err = Open(ctx, st, Options{}); err != nil {
+		// Batched puts, as every public handle has them.
+		if handles[i], err = Open(ctx, storage.NewBatching(st), Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // Maintenance defaults (docs/maintenance.md explains the choice).
@@ -74,11 +75,46 @@ func (g *Graph) checkReadable(ctx context.Context, c *commit.Commit) error {
 	if err != nil {
 		return err
 	}
+	inline := ""
 	for _, tk := range sortedTableKeys(c.Tables) {
-		if _, err := snap.State(ctx, tk); err != nil {
+		st, err := snap.State(ctx, tk)
+		if err != nil {
 			return g.reclaimedErr(ctx, c, c.Tables[tk], err)
 		}
+		if !table.IsInlineState(c.Tables[tk]) {
+			continue
+		}
+		// An inline state rides in the commit and cannot go missing: what
+		// cleanup reclaims of such a commit is the data it names.
+		inline = tk
+		for _, f := range st.Fragments() {
+			if err := g.objectExists(ctx, f.Key); err != nil {
+				return g.reclaimedErr(ctx, c, f.Key, err)
+			}
+		}
 	}
+	// Its data may all be shared with retained commits; cleanup's marker
+	// still says the commit is beyond the retention (graphs with markers).
+	if inline != "" && g.repo.Strict() {
+		if ok, err := g.repo.Reclaimed(ctx, c.ID); err != nil {
+			return err
+		} else if ok {
+			return &CommitReclaimedError{Commit: c.ID.String(), Object: "the inline state of " + inline}
+		}
+	}
+	return nil
+}
+
+// objectExists checks that an immutable object exists, remembering a
+// positive answer in the handle's cache as it remembers the objects it read.
+func (g *Graph) objectExists(ctx context.Context, key string) error {
+	if _, ok := g.cache.Get("exec/exists/" + key); ok {
+		return nil
+	}
+	if _, err := g.st.Stat(ctx, key); err != nil {
+		return err
+	}
+	g.cache.Add("exec/exists/"+key, true, int64(len(key))+64)
 	return nil
 }
 

@@ -39,6 +39,7 @@ query range() { match { $p: Person  $p.age >= 30  $p.age <= 39 } return { count(
 query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }
 query upsert($name: String, $age: I32) { insert Person { name: $name, age: $age, city: "c1", bio: "w1 w2 w3" } }
 query set_age($name: String, $age: I32) { update Person set { age: $age } where name = $name }
+query link($a: String, $b: String) { insert Knows { from: $a, to: $b, since: 2026 } }
 `
 
 const (

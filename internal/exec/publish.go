@@ -173,6 +173,11 @@ type queuedWrite struct {
 	last     *prepared
 	lastSnap *snapshot.Snapshot
 	lastBase *commit.Commit
+	// staged and pub are the table states and the commit request of its
+	// last staging (leader only), from which settleChain rebuilds its
+	// commit.
+	staged map[string]string
+	pub    commit.PublishRequest
 }
 
 func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
@@ -434,8 +439,22 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 	}
 	start := time.Now()
 	lost := 0
+	// A batch of queued writes shares one fragment per table where the
+	// store batches puts (batch_share.go): the leader stages into a held
+	// batch and settleChain decides what is sent. prevHeld is the last
+	// round's held batch, which a rebase still reads (readSetConflict
+	// compares with the stagings made on it).
+	sharing := pull != nil && isBatching(g.st)
+	var prevHeld context.Context
 	for {
 		bctx := storage.WithBatch(ctx)
+		sctx := bctx // where the stagings write
+		var share *fragmentShare
+		if sharing {
+			share = &fragmentShare{parts: map[string]*sharedPart{}}
+			sctx = withShare(storage.WithHeldBatch(ctx, prevHeld, bctx, maxHeldBytes), share)
+			prevHeld = sctx
+		}
 		var chain []*commit.Commit
 		var members []*queuedWrite
 		// leftOut are writes that failed after sending objects into this
@@ -461,7 +480,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				more() // writes that queued while those ahead were staged
 			}
 			recorded := w.ledger.Len()
-			c, tables, err := g.stage(bctx, w, branch, head, base, tip, newBranch)
+			c, tables, err := g.stage(sctx, w, branch, head, base, tip, newBranch)
 			switch {
 			case err != nil && w.ledger.Len() > recorded:
 				w.err = err // left out of the chain, once its objects are flushed
@@ -499,6 +518,11 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			}
 		}
 		if len(cancelled) > 0 {
+			if sharing {
+				// What the others staged may be reused by their next
+				// staging (a load's own fragments): make it durable.
+				_ = g.sendHeld(bctx, sctx, ledgersOf(slices.DeleteFunc(slices.Clone(members), func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })), nil)
+			}
 			_ = storage.Flush(bctx)
 			settle()
 			for _, w := range cancelled {
@@ -507,6 +531,16 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			}
 			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
 			continue
+		}
+		if sharing {
+			var err error
+			if chain, touched, err = g.settleChain(bctx, sctx, share, head, base, members); err != nil {
+				_ = storage.Flush(bctx)
+				settle()
+				fail(members, err, true)
+				return
+			}
+			tip = chain[len(chain)-1]
 		}
 		// The writes' commit objects go out now, with the writes' own
 		// objects, rather than after the inline compaction below has
@@ -613,6 +647,15 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		}
 		head, base, newBranch, live = newHead, newBase, false, members
 	}
+}
+
+// ledgersOf maps the ledgers of ws to their writes.
+func ledgersOf(ws []*queuedWrite) map[*storage.Ledger]*queuedWrite {
+	out := make(map[*storage.Ledger]*queuedWrite, len(ws))
+	for _, w := range ws {
+		out[w.ledger] = w
+	}
+	return out
 }
 
 // takeTurn waits for this handle's turn to write branch among the writers
@@ -758,8 +801,10 @@ func (g *Graph) stage(bctx context.Context, w *queuedWrite, branch string, head 
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := g.repo.NextCommit(wctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
-		Actor: req.actor, Message: req.message, Kind: req.kind, SchemaKey: p.schemaKey, Removed: p.removed, NewBranch: newBranch})
+	w.staged = tables
+	w.pub = commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+		Actor: req.actor, Message: req.message, Kind: req.kind, SchemaKey: p.schemaKey, Removed: p.removed, NewBranch: newBranch}
+	c, err := g.repo.NextCommit(wctx, tip, w.pub)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -55,7 +55,9 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 			return "", err
 		}
 	} else if len(w.hide) > 0 {
-		if st, err = table.DeleteRows(ctx, g.st, prefix, st, w.hide); err != nil {
+		// Small vectors ride inline in the state (format 4): one object
+		// fewer per write that hides rows of a fragment keeping others.
+		if st, err = table.DeleteRowsWith(ctx, g.st, prefix, st, w.hide, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
 			return "", fmt.Errorf("exec: %s: %w", w.tk, err)
 		}
 	}
@@ -64,6 +66,9 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 		if err != nil {
 			return "", fmt.Errorf("exec: %s: %w", w.tk, err)
 		}
+		// A group commit's batch may merge this fragment with its other
+		// writes' (batch_share.go).
+		shareOf(ctx).record(ctx, &sharedPart{tk: w.tk, prefix: prefix, ts: st.Schema(), frag: frag, rows: w.rows, props: w.props, edge: w.edge})
 		if st, err = st.Append(frag); err != nil {
 			return "", err
 		}
@@ -87,7 +92,9 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 			return "", err
 		}
 	}
-	key, err := table.WriteState(ctx, g.st, prefix, st)
+	// A small state rides in the commit (commit format 2): one object
+	// fewer per write.
+	key, err := table.WriteStateInline(ctx, g.st, prefix, st, g.inlineState)
 	if err != nil {
 		return "", err
 	}

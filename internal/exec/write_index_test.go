@@ -102,13 +102,7 @@ func graphRows(t *testing.T, g *Graph) []string {
 	for i, id := range nt.IDs {
 		out = append(out, fmt.Sprintf("%s %v", id, nt.Value(i, "age")))
 	}
-	et, err := snap.Edges(ctx, "Knows")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range et.IDs {
-		out = append(out, et.Src[i]+"->"+et.Dst[i])
-	}
+	out = append(out, engEdgesAt(t, g, Target{}, "Knows")...)
 	slices.Sort(out)
 	return out
 }

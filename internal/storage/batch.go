@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -51,9 +52,26 @@ type Batch struct {
 	errs    []error
 	pending map[string][]byte
 	sem     chan struct{}
-	// parent, for a sub-batch (WithSubBatch), is the batch whose pending
-	// puts it reads too.
+	// parent, for a sub-batch (WithSubBatch) or a held batch
+	// (WithHeldBatch), is the batch whose pending puts it reads too.
 	parent *Batch
+	// held: puts are kept in pending and listed in order, never sent
+	// (WithHeldBatch); those larger than maxHeld go to spill instead.
+	held    bool
+	order   []HeldObject
+	maxHeld int
+	spill   *Batch
+}
+
+// HeldObject is one put a held batch kept (WithHeldBatch): its key and
+// bytes, whether it was a PutIfAbsent (a content-addressed object), and the
+// ledger of the context it was put under (nil without one), which tells
+// whose write it belongs to.
+type HeldObject struct {
+	Key      string
+	Data     []byte
+	IfAbsent bool
+	Ledger   *Ledger
 }
 
 type batchKey struct{}
@@ -79,6 +97,38 @@ func WithBatch(ctx context.Context) context.Context {
 func WithSubBatch(ctx context.Context) context.Context {
 	b := &Batch{pending: map[string][]byte{}, sem: make(chan struct{}, maxBatchInFlight), parent: batchOf(ctx)}
 	return context.WithValue(ctx, batchKey{}, b)
+}
+
+// WithHeldBatch returns a context carrying a new held batch: Put and
+// PutIfAbsent through a Batching store keep the object in memory, readable
+// through the batch like a pending put, and send nothing; Held lists them.
+// The caller decides later which to send (through another batch) and which
+// to drop — a group commit's leader stages its writes that way and then
+// replaces their one-row fragments by one per table (docs/write-path.md).
+// It also reads the objects held by over's batch (the previous round's,
+// whose stagings a rebase compares with), if over carries one.
+//
+// Objects larger than maxHeld are not held but put at once into the batch
+// of spill (which must carry one), so that a held batch never keeps large
+// objects in memory (a load's last chunk); Held does not list them.
+func WithHeldBatch(ctx, over, spill context.Context, maxHeld int) context.Context {
+	b := &Batch{pending: map[string][]byte{}, held: true, maxHeld: maxHeld, spill: batchOf(spill)}
+	if over != nil {
+		b.parent = batchOf(over)
+	}
+	return context.WithValue(ctx, batchKey{}, b)
+}
+
+// Held returns the objects ctx's held batch kept, in put order (nil
+// without a held batch).
+func Held(ctx context.Context) []HeldObject {
+	b := batchOf(ctx)
+	if b == nil || !b.held {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.order)
 }
 
 // WithoutBatch returns ctx with no batch: puts through it are synchronous.
@@ -118,9 +168,21 @@ func Flush(ctx context.Context) error {
 	return err
 }
 
-func (b *Batch) defer_(ctx context.Context, key string, data []byte, put func(ctx context.Context, data []byte) error) {
+func (b *Batch) defer_(ctx context.Context, key string, data []byte, ifAbsent bool, put func(ctx context.Context, data []byte) error) {
+	if b.held && len(data) > b.maxHeld && b.spill != nil {
+		b.spill.defer_(ctx, key, data, ifAbsent, put)
+		return
+	}
 	data = append([]byte(nil), data...) // the caller may reuse its buffer
 	b.mu.Lock()
+	if b.held {
+		if _, dup := b.pending[key]; !dup || !ifAbsent {
+			b.order = append(b.order, HeldObject{Key: key, Data: data, IfAbsent: ifAbsent, Ledger: LedgerOf(ctx)})
+		}
+		b.pending[key] = data
+		b.mu.Unlock()
+		return
+	}
 	b.pending[key] = data
 	b.mu.Unlock()
 	b.wg.Add(1)
@@ -152,6 +214,9 @@ func (b *Batch) lookup(key string) ([]byte, bool) {
 	b.mu.Lock()
 	d, ok := b.pending[key]
 	b.mu.Unlock()
+	if !ok && b.spill != nil {
+		d, ok = b.spill.lookup(key)
+	}
 	if !ok {
 		return b.parent.lookup(key)
 	}
@@ -170,7 +235,7 @@ func (s *Batching) Put(ctx context.Context, key string, data []byte) (Info, erro
 	if err := ctx.Err(); err != nil {
 		return Info{}, opErr(OpPut, key, err)
 	}
-	b.defer_(ctx, key, data, func(ctx context.Context, data []byte) error {
+	b.defer_(ctx, key, data, false, func(ctx context.Context, data []byte) error {
 		_, err := s.inner.Put(ctx, key, data)
 		return err
 	})
@@ -189,7 +254,7 @@ func (s *Batching) PutIfAbsent(ctx context.Context, key string, data []byte) (In
 	if err := ctx.Err(); err != nil {
 		return Info{}, opErr(OpPutIfAbsent, key, err)
 	}
-	b.defer_(ctx, key, data, func(ctx context.Context, data []byte) error {
+	b.defer_(ctx, key, data, true, func(ctx context.Context, data []byte) error {
 		_, err := s.inner.PutIfAbsent(ctx, key, data)
 		if errors.Is(err, ErrExists) {
 			return nil

@@ -153,3 +153,74 @@ func TestBatchingKeepsSmallWritten(t *testing.T) {
 		t.Fatalf("%d requests after a read outside the batch, want 2", n)
 	}
 }
+
+// TestHeldBatch: puts in a held batch reach no store, read back from the
+// batch (and from a held batch built over it), are listed in put order with
+// the ledger of their context, and a content-addressed object put twice is
+// listed once.
+func TestHeldBatch(t *testing.T) {
+	ctx := context.Background()
+	mem := storage.NewMem()
+	cnt := storage.NewCounting(mem)
+	st := storage.NewBatching(cnt)
+	l := storage.NewLedger()
+	spill := storage.WithBatch(ctx)
+	h1 := storage.WithHeldBatch(ctx, nil, spill, 8)
+	if _, err := st.Put(storage.WithLedger(h1, l), "a/1", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := st.PutIfAbsent(h1, "s/x", []byte("state")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h2 := storage.WithHeldBatch(ctx, h1, spill, 8)
+	if _, err := st.Put(h2, "a/2", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	// Over maxHeld: sent at once through the spill batch, not held.
+	if _, err := st.Put(h2, "a/big", []byte("larger than eight")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := st.Get(h2, "a/big"); err != nil || string(b) != "larger than eight" {
+		t.Errorf("Get a/big = %q, %v", b, err)
+	}
+	if err := storage.Flush(spill); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Stat(ctx, "a/big"); err != nil {
+		t.Errorf("large object not sent: %v", err)
+	}
+	if len(storage.Held(h2)) != 1 {
+		t.Errorf("h2 holds %+v", storage.Held(h2))
+	}
+	if n := cnt.Snapshot().Requests(); n != 1 {
+		t.Fatalf("%d requests reached the store, want the large put only", n)
+	}
+	for _, c := range []struct {
+		ctx  context.Context
+		key  string
+		want string
+	}{{h1, "a/1", "one"}, {h2, "a/1", "one"}, {h2, "a/2", "two"}, {h2, "s/x", "state"}} {
+		if b, _, err := st.Get(c.ctx, c.key); err != nil || string(b) != c.want {
+			t.Errorf("Get %s = %q, %v", c.key, b, err)
+		}
+	}
+	if _, _, err := st.Get(h1, "a/2"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the earlier held batch reads the later one's object: %v", err)
+	}
+	held := storage.Held(h1)
+	if len(held) != 2 || held[0].Key != "a/1" || held[0].Ledger != l || held[0].IfAbsent ||
+		held[1].Key != "s/x" || !held[1].IfAbsent || held[1].Ledger != nil {
+		t.Fatalf("held = %+v", held)
+	}
+	if err := storage.Flush(h1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Stat(ctx, "a/1"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a flushed held batch sent its object: %v", err)
+	}
+	if storage.Held(storage.WithBatch(ctx)) != nil {
+		t.Error("a plain batch lists held objects")
+	}
+}

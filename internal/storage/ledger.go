@@ -44,7 +44,12 @@ type Ledger struct {
 	mu   sync.Mutex
 	keys []string
 	set  map[string]bool
-	kept bool
+	// names are fresh names of this write that are no object (an inline
+	// deletion vector carried in a table state, AddName): Has reports
+	// them, so the state naming one joins the ledger, but Discard has
+	// nothing to delete for them.
+	names map[string]bool
+	kept  bool
 }
 
 // NewLedger returns an empty ledger.
@@ -77,6 +82,21 @@ func (l *Ledger) Add(key string) {
 	}
 }
 
+// AddName records a fresh name of the write that is not an object of the
+// store (table.InlineDV references): Has reports it and Len counts it, but
+// Keys omits it and Discard deletes nothing for it.
+func (l *Ledger) AddName(name string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.names == nil {
+		l.names = map[string]bool{}
+	}
+	l.names[name] = true
+}
+
 // Keep marks the recorded objects as possibly referenced by a published
 // commit (a ref CAS was sent and not proven refused, or succeeded): from
 // now on Discard deletes nothing. commit.PublishChain calls it on the
@@ -107,7 +127,7 @@ func (l *Ledger) Has(key string) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.set[key]
+	return l.set[key] || l.names[key]
 }
 
 // Keys returns the recorded keys in the order they were recorded.
@@ -137,7 +157,7 @@ func (l *Ledger) Discard(ctx context.Context, st Store) error {
 		return nil
 	}
 	keys := l.keys
-	l.keys, l.set = nil, map[string]bool{}
+	l.keys, l.set, l.names = nil, map[string]bool{}, nil
 	l.mu.Unlock()
 	ctx = WithoutBatch(context.WithoutCancel(ctx))
 	var first error
@@ -200,5 +220,5 @@ func (l *Ledger) Len() int {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.keys)
+	return len(l.keys) + len(l.names)
 }

@@ -24,6 +24,20 @@ const (
 // deleted is dropped from the state instead. Offsets already deleted are
 // ignored; an offset outside the fragment is an error.
 func DeleteRows(ctx context.Context, st storage.Store, prefix string, s *State, rows map[string][]int64) (*State, error) {
+	return DeleteRowsWith(ctx, st, prefix, s, rows, DeleteOptions{})
+}
+
+// DeleteOptions tune DeleteRowsWith.
+type DeleteOptions struct {
+	// InlineBytes > 0 carries every new vector whose encoding is at most
+	// that many bytes inline in the state (InlineDVPrefix, state format 4)
+	// instead of writing it as an object. 0 writes objects only, as every
+	// build before format 4 did.
+	InlineBytes int
+}
+
+// DeleteRowsWith is DeleteRows with options.
+func DeleteRowsWith(ctx context.Context, st storage.Store, prefix string, s *State, rows map[string][]int64, o DeleteOptions) (*State, error) {
 	frags := s.Fragments()
 	keys := make([]string, 0, len(rows))
 	for k := range rows {
@@ -61,7 +75,7 @@ func DeleteRows(ctx context.Context, st storage.Store, prefix string, s *State, 
 			drop[key] = true
 			continue
 		}
-		dvKey, err := writeDV(ctx, st, prefix, DeletionVector{Fragment: fragmentID(key), Rows: f.Rows, Offsets: merged})
+		dvKey, err := writeDV(ctx, st, prefix, DeletionVector{Fragment: fragmentID(key), Rows: f.Rows, Offsets: merged}, o.InlineBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -76,12 +90,24 @@ func DeleteRows(ctx context.Context, st storage.Store, prefix string, s *State, 
 	return s.with(kept, s.indexes)
 }
 
-func writeDV(ctx context.Context, st storage.Store, prefix string, dv DeletionVector) (string, error) {
-	key := prefix + "/dv/" + ulid.Make().String() + ".dv"
+// writeDV stores dv as a new object, or returns an inline reference to it
+// when its encoding is at most inline bytes. The failpoints fire either
+// way: an inline vector is part of the state written next.
+func writeDV(ctx context.Context, st storage.Store, prefix string, dv DeletionVector, inline int) (string, error) {
+	enc := encodeDV(dv)
 	if err := failpoint.Hit(FPBeforeDV); err != nil {
 		return "", err
 	}
-	if _, err := storage.PutFresh(ctx, st, key, encodeDV(dv)); err != nil {
+	if len(enc) <= inline {
+		ref := inlineDVRef(enc)
+		storage.LedgerOf(ctx).AddName(ref)
+		if err := failpoint.Hit(FPAfterDV); err != nil {
+			return "", err
+		}
+		return ref, nil
+	}
+	key := prefix + "/dv/" + ulid.Make().String() + ".dv"
+	if _, err := storage.PutFresh(ctx, st, key, enc); err != nil {
 		return "", fmt.Errorf("table: write deletion vector %s: %w", key, err)
 	}
 	if err := failpoint.Hit(FPAfterDV); err != nil {

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -9,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -157,8 +160,56 @@ func decodeDV(key string, b []byte) (DeletionVector, error) {
 	return dv, nil
 }
 
-// ReadDeletionVector fetches and validates the deletion vector at key.
+// InlineDVPrefix starts a deletion-vector reference that carries the
+// vector itself instead of naming an object (table-state format 4,
+// docs/format/table.md): "inline:" + a fresh ULID + ":" + the vector's
+// bytes (the object layout above, CRC included) in unpadded base64url. The
+// ULID makes every written reference unique, like a vector object's name,
+// so a state holding one is the write's own (storage.Ledger.AddName).
+const InlineDVPrefix = "inline:"
+
+// DefaultInlineDVBytes is the largest encoded vector the engine carries
+// inline (DeleteOptions.InlineBytes): a few dozen deleted rows, or a
+// bitmap over ~1,600 rows. Larger ones are objects.
+const DefaultInlineDVBytes = 256
+
+// IsInlineDV reports whether a fragment's deletion-vector reference is an
+// inline vector rather than an object key. Code that treats references as
+// objects (cleanup's live set, listings) has no object for it.
+func IsInlineDV(ref string) bool { return strings.HasPrefix(ref, InlineDVPrefix) }
+
+// inlineDVRef is the reference carrying enc inline.
+func inlineDVRef(enc []byte) string {
+	return InlineDVPrefix + ulid.Make().String() + ":" + base64.RawURLEncoding.EncodeToString(enc)
+}
+
+// inlineDVBytes returns the vector bytes an inline reference carries.
+func inlineDVBytes(ref string) ([]byte, error) {
+	rest := strings.TrimPrefix(ref, InlineDVPrefix)
+	name, b64, ok := strings.Cut(rest, ":")
+	if !ok {
+		return nil, corrupt(ref, -1, "inline deletion vector without a name", nil)
+	}
+	if _, err := ulid.ParseStrict(name); err != nil {
+		return nil, corrupt(ref, -1, "inline deletion vector name is not a ULID", err)
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(b64)
+	if err != nil {
+		return nil, corrupt(ref, -1, "inline deletion vector is not base64url", err)
+	}
+	return b, nil
+}
+
+// ReadDeletionVector fetches and validates the deletion vector at key (an
+// inline reference is decoded without a request).
 func ReadDeletionVector(ctx context.Context, st storage.Store, key string) (DeletionVector, error) {
+	if IsInlineDV(key) {
+		b, err := inlineDVBytes(key)
+		if err != nil {
+			return DeletionVector{}, err
+		}
+		return decodeDV(key, b)
+	}
 	b, _, err := st.Get(ctx, key)
 	if err != nil {
 		return DeletionVector{}, fmt.Errorf("table: read deletion vector %s: %w", key, err)

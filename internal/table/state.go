@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,8 +24,10 @@ import (
 // reused, and ReadState refuses any version outside [1, StateFormatVersion]
 // with a *VersionError naming both. Version 3 adds per-fragment field maps
 // (Fragment.Fields, written by schema evolution); a state without any is
-// written as before.
-const StateFormatVersion = 3
+// written as before. Version 4 adds inline deletion vectors (a fragment's
+// DV reference starting with InlineDVPrefix); a state without any is
+// written as before, so builds that read 1–3 read it.
+const StateFormatVersion = 4
 
 // Failpoint names of the state writer.
 const (
@@ -239,7 +242,10 @@ func (s *State) Encode() ([]byte, error) {
 			w.Format = max(w.Format, 2)
 		}
 		if f.Fields != nil {
-			w.Format = 3
+			w.Format = max(w.Format, 3)
+		}
+		if IsInlineDV(f.DV) {
+			w.Format = 4
 		}
 		for j, cs := range f.Stats {
 			min, err := encodeBound(cs.Min)
@@ -307,11 +313,21 @@ func DecodeState(key string, data []byte) (*State, error) {
 	for i, fj := range w.Fragments {
 		f := Fragment{Key: fj.Key, Rows: fj.Rows, Bytes: fj.Bytes, DV: fj.DV, Deleted: fj.Deleted, Stats: make([]ColumnStats, len(fj.Stats)),
 			Index: fj.Index, IndexBytes: fj.IndexBytes, Fields: fj.Fields}
-		if fj.Fields != nil && *probe.Format != 3 {
+		if fj.Fields != nil && *probe.Format < 3 {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has a field map in a format %d state", fj.Key, *probe.Format), nil)
 		}
 		if fj.Index != "" && *probe.Format < 2 {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an index reference in a format %d state", fj.Key, *probe.Format), nil)
+		}
+		if IsInlineDV(fj.DV) {
+			if *probe.Format < 4 {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an inline deletion vector in a format %d state", fj.Key, *probe.Format), nil)
+			}
+			// Checked here, not on first use: the vector is part of the
+			// state's bytes, and a state is verified as a whole.
+			if _, err := loadDV(context.Background(), nil, f); err != nil {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s inline deletion vector", fj.Key), err)
+			}
 		}
 		if len(fj.Stats) != len(w.Columns) {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has statistics for %d columns, schema has %d", fj.Key, len(fj.Stats), len(w.Columns)), nil)
@@ -346,6 +362,9 @@ func DecodeState(key string, data []byte) (*State, error) {
 	if w.Format == 3 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Fields != nil }) {
 		return nil, corrupt(key, -1, "format 3 state without any field map (writers use format 1 or 2)", nil)
 	}
+	if w.Format == 4 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return IsInlineDV(f.DV) }) {
+		return nil, corrupt(key, -1, "format 4 state without any inline deletion vector (writers use format 1–3)", nil)
+	}
 	if w.Rows != s.Rows() {
 		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)
 	}
@@ -379,6 +398,11 @@ func WriteState(ctx context.Context, st storage.Store, prefix string, s *State) 
 	if err != nil {
 		return "", err
 	}
+	return writeState(ctx, st, prefix, s, data)
+}
+
+// writeState stores the encoding data of s under its content address.
+func writeState(ctx context.Context, st storage.Store, prefix string, s *State, data []byte) (string, error) {
 	key := StateKey(prefix, data)
 	if l := storage.LedgerOf(ctx); l != nil && s.namesAny(l) {
 		l.Add(key)
@@ -410,8 +434,85 @@ func (s *State) namesAny(l *storage.Ledger) bool {
 	return false
 }
 
-// ReadState fetches and decodes the state at key.
+// InlineStateMark starts the last segment of a state key that carries the
+// state itself instead of naming an object (docs/format/table.md, "Inline
+// table states"): <prefix>/state/inline:<the state's bytes in unpadded
+// base64url>. A commit names such a key like any other (commit format 2);
+// ReadState decodes it without a request.
+const InlineStateMark = "inline:"
+
+// DefaultInlineStateBytes is the largest encoded state the engine carries
+// inline in its commit (WriteStateInline): a table of a few fragments.
+const DefaultInlineStateBytes = 2048
+
+// IsInlineState reports whether a state key carries its state.
+func IsInlineState(key string) bool { return strings.HasPrefix(path.Base(key), InlineStateMark) }
+
+// InlineStateKey is the key under prefix that carries the state bytes data.
+func InlineStateKey(prefix string, data []byte) string {
+	return prefix + "/state/" + InlineStateMark + base64.RawURLEncoding.EncodeToString(data)
+}
+
+// inlineStateBytes returns the state bytes an inline key carries.
+func inlineStateBytes(key string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(path.Base(key), InlineStateMark))
+	if err != nil {
+		return nil, corrupt(key, -1, "inline table state is not base64url", err)
+	}
+	return b, nil
+}
+
+// WriteStateInline is WriteState, except that a state whose encoding is at
+// most inline bytes is not stored: its key carries it (InlineStateKey). The
+// failpoints fire either way. An inline state is no object, so no ledger
+// records it.
+func WriteStateInline(ctx context.Context, st storage.Store, prefix string, s *State, inline int) (string, error) {
+	data, err := s.Encode()
+	if err != nil {
+		return "", err
+	}
+	if len(data) > inline {
+		return writeState(ctx, st, prefix, s, data)
+	}
+	if err := failpoint.Hit(FPBeforeState); err != nil {
+		return "", err
+	}
+	if err := failpoint.Hit(FPAfterState); err != nil {
+		return "", err
+	}
+	return InlineStateKey(prefix, data), nil
+}
+
+// MaterializeState returns a key naming an object for the state at key:
+// key itself, or for an inline key the content address of its bytes,
+// written (PutIfAbsent) under its table prefix. A commit spills an
+// inherited inline state that way when its inline states outgrow their
+// bound.
+func MaterializeState(ctx context.Context, st storage.Store, key string) (string, error) {
+	if !IsInlineState(key) {
+		return key, nil
+	}
+	data, err := inlineStateBytes(key)
+	if err != nil {
+		return "", err
+	}
+	s, err := DecodeState(key, data)
+	if err != nil {
+		return "", err
+	}
+	return writeState(ctx, st, strings.TrimSuffix(path.Dir(key), "/state"), s, data)
+}
+
+// ReadState fetches and decodes the state at key (an inline key is decoded
+// without a request).
 func ReadState(ctx context.Context, st storage.Store, key string) (*State, error) {
+	if IsInlineState(key) {
+		data, err := inlineStateBytes(key)
+		if err != nil {
+			return nil, err
+		}
+		return DecodeState(key, data)
+	}
 	data, _, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("table: read state %s: %w", key, err)

@@ -57,19 +57,7 @@ func TestStateGoldenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "state_v1.json")
-	if *rewrite {
-		if err := os.WriteFile(golden, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Fatalf("encoding changed (run with -rewrite only if the format change is intended):\n%s", data)
-	}
+	want := checkGolden(t, "state_v1.json", data)
 	back, err := DecodeState("golden", want)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +72,26 @@ func TestStateGoldenRoundTrip(t *testing.T) {
 	if back.Rows() != 4 || s.Rows() != 4 {
 		t.Errorf("rows = %d/%d, want 4", back.Rows(), s.Rows())
 	}
+}
+
+// checkGolden compares data with testdata/<name> (rewriting it first with
+// -rewrite) and returns the golden bytes.
+func checkGolden(t *testing.T, name string, data []byte) []byte {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *rewrite {
+		if err := os.WriteFile(golden, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, want) {
+		t.Fatalf("encoding changed (run with -rewrite only if the format change is intended):\n%s", data)
+	}
+	return want
 }
 
 func TestStateContentAddressed(t *testing.T) {
@@ -176,16 +184,12 @@ func TestDecodeStateCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := func(old, new string) []byte { return []byte(strings.Replace(string(good), old, new, 1)) }
-	tests := []struct {
-		name    string
-		data    []byte
-		version bool
-	}{
+	tests := []corruptState{
 		{"empty", nil, false},
 		{"truncated", good[:len(good)/2], false},
 		{"not json", []byte("\x00\x01garbage"), false},
 		{"no format", rep(`"format":1,`, ""), false},
-		{"newer format", rep(`"format":1`, `"format":4`), true},
+		{"newer format", rep(`"format":1`, `"format":5`), true},
 		{"format 3 without field maps", rep(`"format":1`, `"format":3`), false},
 		{"format 2 without indexes", rep(`"format":1`, `"format":2`), false},
 		{"index in a format 1 state", rep(`"dv":"tables/node-Person/dv/01J00000000000000000000003.dv",`, `"dv":"tables/node-Person/dv/01J00000000000000000000003.dv","index":"i","index_bytes":9,`), false},
@@ -198,6 +202,19 @@ func TestDecodeStateCorrupt(t *testing.T) {
 		{"bound on vector", rep(`"column":"v",`, `"column":"v","min":1,`), false},
 		{"deleted without dv", rep(`"dv":"tables/node-Person/dv/01J00000000000000000000003.dv",`, ""), false},
 	}
+	checkStatesRejected(t, good, tests)
+}
+
+// corruptState is one case of checkStatesRejected: bytes DecodeState must
+// refuse, with a *VersionError if version, else a *CorruptError.
+type corruptState struct {
+	name    string
+	data    []byte
+	version bool
+}
+
+func checkStatesRejected(t *testing.T, good []byte, tests []corruptState) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if bytes.Equal(tc.data, good) {

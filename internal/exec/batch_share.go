@@ -1,0 +1,328 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/omnigraph-go/omnigraph/internal/commit"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
+)
+
+// One fragment per table per batch (docs/write-path.md, "Many writers").
+//
+// A group commit's leader stages its writes one on top of the other, and
+// each staged mutation writes its rows as a fragment of its own (with its
+// fragment index) — one-row fragments, two objects per write and table, and
+// enough small fragments to trigger the inline compaction at every batch.
+// On a store with a batching layer the leader stages into a held batch
+// (storage.WithHeldBatch): nothing is sent, the stagings read each other's
+// objects from memory. Once the chain is staged, settleChain replaces, per
+// table, the fragments the members wrote by one fragment holding all their
+// rows in chain order, and rewrites each member's table state to name it
+// with a deletion vector (inline, table-state format 4) hiding the rows
+// that state did not hold: those of later writes, and those an earlier
+// write's row superseded. Commit i therefore reads exactly what it read
+// when staged. Then it sends what the rewritten chain names: the shared
+// fragment and its index, the rewritten states, and every other object the
+// members staged (loads' chunks and vectors, states of tables without a
+// shared fragment, schema sources); the members' own fragments and the
+// states that named them are dropped unsent, as are the objects of writes
+// left out of the chain.
+
+// maxHeldBytes bounds the objects a leader holds back while it stages a
+// batch; larger ones (a load's last chunk, a bulk mutation's fragment) are
+// sent at once and never shared, so a batch's memory stays bounded.
+const maxHeldBytes = 1 << 20
+
+// shareKey carries a *fragmentShare in a staging context.
+type shareKey struct{}
+
+// fragmentShare records the fragments a batch's stagings wrote from row
+// images (writeTable), with the rows, so that settleChain can re-encode
+// them as one.
+type fragmentShare struct {
+	mu    sync.Mutex
+	parts map[string]*sharedPart // by fragment key
+}
+
+// sharedPart is one staged write's fragment of one table.
+type sharedPart struct {
+	tk     string
+	prefix string
+	ts     table.Schema
+	frag   table.Fragment
+	rows   []Row
+	props  []*schema.Property
+	edge   bool
+	ledger *storage.Ledger // the write's (whose staging wrote it)
+}
+
+func withShare(ctx context.Context, s *fragmentShare) context.Context {
+	return context.WithValue(ctx, shareKey{}, s)
+}
+
+func shareOf(ctx context.Context) *fragmentShare {
+	s, _ := ctx.Value(shareKey{}).(*fragmentShare)
+	return s
+}
+
+// record notes a fragment writeTable wrote from rows under ctx.
+func (s *fragmentShare) record(ctx context.Context, p *sharedPart) {
+	if s == nil {
+		return
+	}
+	p.ledger = storage.LedgerOf(ctx)
+	s.mu.Lock()
+	s.parts[p.frag.Key] = p
+	s.mu.Unlock()
+}
+
+// isBatching reports whether st is, or wraps, a batching layer: only there
+// does a held batch hold anything back (elsewhere puts go straight to the
+// store, and sharing would only add objects).
+func isBatching(st storage.Store) bool {
+	for st != nil {
+		if _, ok := st.(*storage.Batching); ok {
+			return true
+		}
+		w, ok := st.(interface{ Inner() storage.Store })
+		if !ok {
+			return false
+		}
+		st = w.Inner()
+	}
+	return false
+}
+
+// settleChain turns a chain staged in the held batch of sctx into the chain
+// to publish, written into bctx's batch: it returns the commits (one per
+// member, in order) and the tables they touch (for the inline compaction).
+// members[i] staged chain[i] on chain[i-1] (base for i = 0). On error
+// nothing is published; what it sent is in the members' ledgers.
+func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, head commit.Head, base *commit.Commit, members []*queuedWrite) ([]*commit.Commit, map[string]string, error) {
+	own := ledgersOf(members)
+	held := map[string]bool{}
+	for _, h := range storage.Held(sctx) {
+		held[h.Key] = true
+	}
+	// The members' parts per table, in chain order.
+	byTable := map[string][]*sharedPart{}
+	var tks []string
+	for _, w := range members {
+		for _, tk := range sortedTableKeys(w.staged) {
+			st, err := g.readState(sctx, w.staged[tk])
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, f := range st.Fragments() {
+				p := share.parts[f.Key]
+				// Only a held part can be replaced: a large one was sent.
+				if p == nil || p.ledger != w.ledger || !held[f.Key] || slices.Contains(byTable[tk], p) {
+					continue
+				}
+				if len(byTable[tk]) == 0 {
+					tks = append(tks, tk)
+				}
+				byTable[tk] = append(byTable[tk], p)
+			}
+		}
+	}
+	// Only tables with two parts or more gain anything.
+	obsolete := map[string]bool{}
+	type merged struct {
+		frag table.Fragment
+		base map[string]int64 // part key → first row in frag
+	}
+	shared := map[string]*merged{}
+	if slices.ContainsFunc(members, func(w *queuedWrite) bool { return w.pub.SchemaKey != "" || len(w.pub.Removed) > 0 }) {
+		tks = nil // a schema change in the batch: every part stays as staged
+	}
+	for _, tk := range tks {
+		parts := byTable[tk]
+		if len(parts) < 2 || !sameSchema(parts) {
+			continue
+		}
+		var rows []Row
+		m := &merged{base: map[string]int64{}}
+		for _, p := range parts {
+			m.base[p.frag.Key] = int64(len(rows))
+			rows = append(rows, p.rows...)
+			obsolete[p.frag.Key] = true
+			if p.frag.Index != "" {
+				obsolete[p.frag.Index] = true
+			}
+		}
+		// The shared fragment is the first part's writer's; every member
+		// whose rows it holds records it too (any of them failing with the
+		// chain deletes it; deleting twice is harmless).
+		fctx := storage.WithLedger(bctx, parts[0].ledger)
+		f, err := g.writeFragment(fctx, parts[0].prefix, parts[0].ts, rows, parts[0].props, parts[0].edge)
+		if err != nil {
+			return nil, nil, fmt.Errorf("exec: %s: %w", tk, err)
+		}
+		for _, p := range parts[1:] {
+			p.ledger.Add(f.Key)
+			if f.Index != "" {
+				p.ledger.Add(f.Index)
+			}
+		}
+		m.frag = f
+		shared[tk] = m
+	}
+	// Rewrite the members' states of shared tables and rebuild the chain.
+	chain := make([]*commit.Commit, 0, len(members))
+	touched := map[string]string{}
+	tip := base
+	for _, w := range members {
+		wctx := storage.WithLedger(bctx, w.ledger)
+		tables := maps.Clone(w.staged)
+		for _, tk := range sortedTableKeys(w.staged) {
+			m := shared[tk]
+			if m == nil {
+				continue
+			}
+			key, err := g.rewriteState(wctx, sctx, tk, w.staged[tk], m.frag, m.base)
+			if err != nil {
+				return nil, nil, err
+			}
+			if key != w.staged[tk] {
+				obsolete[w.staged[tk]] = true
+				tables[tk] = key
+			}
+		}
+		req := w.pub
+		req.Tables = tables
+		c, err := g.repo.NextCommit(wctx, tip, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		w.ledger.Add(commit.CommitKey(c.ID))
+		chain, tip = append(chain, c), c
+		maps.Copy(touched, tables)
+	}
+	if err := g.sendHeld(bctx, sctx, own, obsolete); err != nil {
+		return nil, nil, err
+	}
+	return chain, touched, nil
+}
+
+// sendHeld sends into bctx's batch the objects sctx's held batch kept for
+// the writes of own, except the obsolete ones (parts replaced by a shared
+// fragment, states rewritten to name it). Objects of writes left out of the
+// chain are dropped: nothing published names them.
+func (g *Graph) sendHeld(bctx, sctx context.Context, own map[*storage.Ledger]*queuedWrite, obsolete map[string]bool) error {
+	for _, h := range storage.Held(sctx) {
+		if obsolete[h.Key] {
+			continue
+		}
+		if _, ok := own[h.Ledger]; !ok && h.Ledger != nil {
+			continue
+		}
+		ctx := storage.WithLedger(bctx, nil) // recorded when held
+		var err error
+		if h.IfAbsent {
+			_, err = g.st.PutIfAbsent(ctx, h.Key, h.Data)
+		} else {
+			_, err = g.st.Put(ctx, h.Key, h.Data)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rewriteState returns the key of the state at key (staged in sctx) with
+// the parts of m replaced by frag: frag's rows that the state did not hold
+// live (a later write's, or superseded ones) hidden by a deletion vector.
+// A state naming no part is returned as is.
+func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag table.Fragment, base map[string]int64) (string, error) {
+	st, err := g.readState(sctx, key)
+	if err != nil {
+		return "", err
+	}
+	parts := 0
+	live := make([]bool, frag.Rows)
+	for _, f := range st.Fragments() {
+		b, ok := base[f.Key]
+		if !ok {
+			continue
+		}
+		parts++
+		var del []int64
+		if f.DV != "" {
+			dv, err := table.LoadDeletionVector(sctx, g.st, f)
+			if err != nil {
+				return "", err
+			}
+			del = dv.Offsets
+		}
+		for r := range f.Rows {
+			if len(del) > 0 && del[0] == r {
+				del = del[1:]
+				continue
+			}
+			live[b+r] = true
+		}
+	}
+	if parts == 0 {
+		return key, nil
+	}
+	var hide []int64
+	for r, ok := range live {
+		if !ok {
+			hide = append(hide, int64(r))
+		}
+	}
+	// The shared fragment takes the place of the first part, so the
+	// table's rows keep the order the staged state gave them.
+	keep := len(hide) < len(live)
+	var frags []table.Fragment
+	placed := false
+	for _, f := range st.Fragments() {
+		if _, ok := base[f.Key]; !ok {
+			frags = append(frags, f)
+		} else if !placed && keep {
+			frags, placed = append(frags, frag), true
+		}
+	}
+	n, err := table.NewState(st.Schema())
+	if err == nil {
+		n, err = n.Append(frags...)
+	}
+	if err == nil {
+		n, err = n.WithIndexes(st.Indexes())
+	}
+	if err != nil {
+		return "", err
+	}
+	prefix := snapshot.TablePrefix(tk)
+	if keep && len(hide) > 0 {
+		if n, err = table.DeleteRowsWith(wctx, g.st, prefix, n, map[string][]int64{frag.Key: hide}, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
+			return "", fmt.Errorf("exec: %s: %w", tk, err)
+		}
+	}
+	out, err := table.WriteStateInline(wctx, g.st, prefix, n, g.inlineState)
+	if err != nil {
+		return "", err
+	}
+	g.snaps.AddState(out, n)
+	return out, nil
+}
+
+// sameSchema: every part was encoded with one table schema (a schema
+// change inside the batch splits it; such tables keep their parts).
+func sameSchema(parts []*sharedPart) bool {
+	for _, p := range parts[1:] {
+		if !slices.Equal(p.ts.Columns, parts[0].ts.Columns) || p.edge != parts[0].edge {
+			return false
+		}
+	}
+	return true
+}
