@@ -50,6 +50,7 @@ func TestEmptySnapshotIsAnError(t *testing.T) {
 // a missing object (corruption naming the commit and the state), not as
 // "removed by cleanup", both for a time-travel read and for the head.
 func TestDeletedStateIsNotCleanup(t *testing.T) {
+	separateObjects(t)
 	dir := newSocialGraph(t)
 	old := headCommitFile(t, dir, "main")
 	oldID := strings.TrimSuffix(strings.TrimPrefix(old, "commits/"), ".json")

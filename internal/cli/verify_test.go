@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/omnigraph-go/omnigraph"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,6 +70,7 @@ func verifyOK(t *testing.T, dir string) {
 // an optimize (key index), a mutation (deletion vector) and a branch.
 func integrityGraph(t *testing.T) string {
 	t.Helper()
+	separateObjects(t)
 	dir := newSocialGraph(t)
 	more := writeFile(t, t.TempDir(), "more.jsonl", `{"type":"Person","data":{"name":"Eve","age":41}}`+"\n"+`{"edge":"Knows","from":"Eve","to":"Alice"}`+"\n")
 	mustRun(t, "load", "--data", more, "--mode", "append", dir, "--json", "--quiet")
@@ -78,6 +80,14 @@ func integrityGraph(t *testing.T) string {
 	mustRun(t, "mutate", "add_person", "--query", filepath.Join(exampleDir, "mutations.gq"), "--params", `{"name":"Fay","age":7}`,
 		"--store", dir, "--branch", "feature", "--json", "--quiet")
 	return dir
+}
+
+// separateObjects makes the binaries this test runs write every table state
+// and deletion vector as an object of its own (no inlining), for tests that
+// damage or delete those objects one at a time.
+func separateObjects(t *testing.T) {
+	t.Setenv(omnigraph.EnvInlineStateBytes, "0")
+	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
 }
 
 func headCommitFile(t *testing.T, dir, branch string) string {
