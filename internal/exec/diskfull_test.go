@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -377,17 +376,17 @@ func TestGroupCommitLeftOutWriteDeletesOnlyItsOwn(t *testing.T) {
 				remove := f.Inject(storage.Fault{Prefix: failing, Err: errDiskFull})
 				for i, w := range writes {
 					wg.Add(1)
+					done := make(chan struct{})
 					go func() {
 						defer wg.Done()
+						defer close(done)
 						params := map[string]any{"name": w.name}
 						if w.query == "insert_person" {
 							params["age"] = 2
 						}
 						_, errs[i] = h.Mutate(ctx, "main", engPlan(t, h, w.query), params, MutateOptions{})
 					}()
-					for queued(h, "main") < i+1 {
-						runtime.Gosched()
-					}
+					waitQueuedOr(t, h, "main", i+1, done)
 				}
 				wg.Wait()
 				remove()

@@ -15,12 +15,25 @@ import (
 // queue order is the start order).
 func waitQueued(t *testing.T, h *Graph, branch string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitQueuedOr(t, h, branch, n, nil)
+}
+
+// waitQueuedOr is waitQueued that also stops waiting when done is closed
+// (the write waited for returned without queueing, e.g. with an error the
+// test then reports).
+func waitQueuedOr(t *testing.T, h *Graph, branch string, n int, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
 	for queued(h, branch) < n {
+		select {
+		case <-done:
+			return
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d writes queued on %s", queued(h, branch), n, branch)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
