@@ -145,6 +145,17 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 	}
 	r.now = now.UTC().UnixMilli()
 
+	// A count over an unanchored traversal walks dense views of its
+	// tables, when the snapshot has them and prefers them (dense.go).
+	if ds, ok := snap.(DenseSource); ok && !opts.NoIndexes {
+		st, ok, err := r.runDense(ctx, ds, plan)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return st, nil
+		}
+	}
 	out, err := r.output(ctx, plan.Read)
 	if err != nil {
 		return nil, err

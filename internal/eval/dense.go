@@ -1,0 +1,384 @@
+package eval
+
+import (
+	"context"
+
+	"github.com/omnigraph-go/omnigraph/internal/limits"
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+)
+
+// Dense traversal counts. A count over a traversal whose anchors are not
+// pinned (an unfiltered scan, or more anchors than the partial paths
+// gather) touches every edge; on the image path it decodes every table it
+// names into boxed images, whatever the cache budget. When the snapshot
+// offers dense views (snapshot/dense.go: an id → row map per node type, a
+// filter bitmap per variable, int32 CSRs per edge type, each charged to the
+// query's budget) and the plan is a count over a tree of one-hop or
+// bounded-hop expansions with single-variable filters on constants, the
+// count is computed on those views instead, without a binding row:
+//
+//	w_v(x) = [x passes v's filters] · Π_{expand c from v} Σ_{y ∈ N_c(x)} w_c(y)
+//
+// where N_c(x) is the set of far rows the expansion binds from x (distinct
+// one-hop neighbours, or the nodes at shortest distance in [min, max] —
+// expand.go's neighbours and reachRows, walked alike), and the number of
+// binding rows is Σ_x w_root(x). Every count($v) of the plan is that
+// number: a bound variable is never null. TestDenseCountMatchesRows (and
+// exec's TestDenseReadsMatchImages over stored graphs) compare it with the
+// row executor.
+
+// DenseSource is a snapshot that can build dense views
+// (*snapshot.Snapshot).
+type DenseSource interface {
+	PreferDense(ctx context.Context, plan *query.Plan) (bool, error)
+	DenseNodes(ctx context.Context, typ string, mem *limits.Budget) (*snapshot.DenseNodes, error)
+	DenseMask(ctx context.Context, d *snapshot.DenseNodes, o *query.Scan, params map[string]any, mem *limits.Budget) ([]uint64, bool, error)
+	DenseAdjacency(ctx context.Context, edge string, from, to *snapshot.DenseNodes, out, in bool, mem *limits.Budget) (*snapshot.DenseCSR, *snapshot.DenseCSR, error)
+}
+
+// denseVar is one node variable of a dense plan: its type, filters and
+// the expansions that start from it.
+type denseVar struct {
+	name    string
+	typ     string
+	filters []query.Pred
+	kids    []*query.Expand
+}
+
+// densePlan is a plan's shape as the dense path sees it.
+type densePlan struct {
+	root  string
+	vars  map[string]*denseVar
+	agg   *query.Aggregate
+	limit int64 // -1: none
+}
+
+// denseShape returns the dense form of plan, or nil when the plan is not
+// a count over a tree of expansions (with at least one expansion: a single
+// scan has its own streaming path).
+func denseShape(plan *query.Plan) *densePlan {
+	dp := &densePlan{vars: map[string]*denseVar{}, limit: -1}
+	op := plan.Read
+	for {
+		switch o := op.(type) {
+		case *query.Limit:
+			if dp.limit >= 0 && o.N < dp.limit || dp.limit < 0 {
+				dp.limit = o.N
+			}
+			op = o.Input
+			continue
+		case *query.Sort:
+			if len(o.TieBreak) > 0 {
+				return nil // binding-row sort: not over an aggregate
+			}
+			op = o.Input
+			continue
+		case *query.Aggregate:
+			dp.agg = o
+		}
+		break
+	}
+	if dp.agg == nil || len(dp.agg.Keys) > 0 {
+		return nil
+	}
+	expands := 0
+	var walk func(op query.Op) bool
+	walk = func(op query.Op) bool {
+		switch o := op.(type) {
+		case *query.Scan:
+			if o.Rank != nil || dp.root != "" {
+				return false
+			}
+			dp.root = o.Var
+			dp.vars[o.Var] = &denseVar{name: o.Var, typ: o.Type, filters: o.Filters}
+			return true
+		case *query.Expand:
+			if !walk(o.Input) {
+				return false
+			}
+			src := dp.vars[o.Src]
+			if src == nil || o.EdgeVar != "" || o.DstBound || dp.vars[o.Dst] != nil || o.Min < 0 || o.Max < o.Min {
+				return false
+			}
+			if (o.Min != 1 || o.Max != 1) && src.typ != o.DstType {
+				return false
+			}
+			src.kids = append(src.kids, o)
+			dp.vars[o.Dst] = &denseVar{name: o.Dst, typ: o.DstType}
+			expands++
+			return true
+		case *query.Filter:
+			if !walk(o.Input) {
+				return false
+			}
+			v := predVar(&o.Pred)
+			if dp.vars[v] == nil {
+				return false
+			}
+			dp.vars[v].filters = append(dp.vars[v].filters, o.Pred)
+			return true
+		}
+		return false
+	}
+	if !walk(dp.agg.Input) || expands == 0 {
+		return nil
+	}
+	for _, a := range dp.agg.Aggs {
+		if a.Func != "count" || a.Arg.Kind != query.OpdID || dp.vars[a.Arg.Var] == nil {
+			return nil
+		}
+	}
+	return dp
+}
+
+// predVar returns the one variable a comparison of a variable's property or
+// id with a constant reads ("" for any other predicate).
+func predVar(p *query.Pred) string {
+	if p.Func != "" {
+		return ""
+	}
+	isVar := func(o query.Operand) bool { return o.Kind == query.OpdProp || o.Kind == query.OpdID }
+	isConst := func(o query.Operand) bool { return o.Kind == query.OpdParam || o.Kind == query.OpdLit }
+	switch {
+	case isVar(p.Left) && isConst(p.Right):
+		return p.Left.Var
+	case isConst(p.Left) && isVar(p.Right):
+		return p.Right.Var
+	}
+	return ""
+}
+
+// runDense answers plan on ds's dense views; ok is false when the plan
+// has another shape, the source prefers images, or a filter cannot be
+// evaluated by the table scan.
+func (r *runner) runDense(ctx context.Context, ds DenseSource, plan *query.Plan) (*Stream, bool, error) {
+	dp := denseShape(plan)
+	if dp == nil {
+		return nil, false, nil
+	}
+	cat := r.snap.Catalog()
+	for _, v := range dp.vars {
+		for _, x := range v.kids {
+			et, ok := cat.Edge(x.Edge)
+			if !ok {
+				return nil, false, nil
+			}
+			from, to := et.From, et.To
+			if x.Dir == query.DirIn {
+				from, to = to, from
+			}
+			if v.typ != from || x.DstType != to || x.Dir == query.DirBoth && et.From != et.To {
+				return nil, false, nil
+			}
+		}
+	}
+	if prefer, err := ds.PreferDense(ctx, plan); err != nil || !prefer {
+		return nil, false, err
+	}
+	dr := &denseRun{ctx: ctx, r: r, ds: ds, dp: dp, nodes: map[string]*snapshot.DenseNodes{}, adj: map[string][2]*snapshot.DenseCSR{}}
+	masks := map[string][]uint64{}
+	for _, v := range dp.vars {
+		d, err := dr.nodesOf(v.typ)
+		if err != nil {
+			return nil, false, err
+		}
+		m, ok, err := ds.DenseMask(ctx, d, &query.Scan{Var: v.name, Type: v.typ, Filters: v.filters}, r.params, r.mem)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		masks[v.name] = m
+	}
+	dr.masks = masks
+	w, err := dr.weights(dp.vars[dp.root])
+	if err != nil {
+		return nil, false, err
+	}
+	var n int64
+	for _, x := range w {
+		n += x
+	}
+	row := make([]any, len(dp.agg.Aggs))
+	for i := range row {
+		row[i] = n
+	}
+	rows := [][]any{row}
+	if dp.limit == 0 {
+		rows = rows[:0]
+	}
+	return &Stream{Columns: plan.Columns, out: heldRows(rows), mem: r.mem}, true, nil
+}
+
+// denseRun is one dense count.
+type denseRun struct {
+	ctx   context.Context
+	r     *runner
+	ds    DenseSource
+	dp    *densePlan
+	nodes map[string]*snapshot.DenseNodes
+	adj   map[string][2]*snapshot.DenseCSR // edge type → out, in
+	masks map[string][]uint64
+}
+
+func (dr *denseRun) nodesOf(typ string) (*snapshot.DenseNodes, error) {
+	if d := dr.nodes[typ]; d != nil {
+		return d, nil
+	}
+	d, err := dr.ds.DenseNodes(dr.ctx, typ, dr.r.mem)
+	if err != nil {
+		return nil, err
+	}
+	dr.nodes[typ] = d
+	return d, nil
+}
+
+// csrs returns the adjacency of x's edge by its walk's near end: out-edges
+// and/or in-edges.
+func (dr *denseRun) csrs(x *query.Expand) (out, in *snapshot.DenseCSR, err error) {
+	et, _ := dr.r.snap.Catalog().Edge(x.Edge)
+	have := dr.adj[et.Name]
+	needOut, needIn := x.Dir != query.DirIn, x.Dir != query.DirOut
+	if needOut && have[0] == nil || needIn && have[1] == nil {
+		from, err := dr.nodesOf(et.From)
+		if err != nil {
+			return nil, nil, err
+		}
+		to, err := dr.nodesOf(et.To)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, i, err := dr.ds.DenseAdjacency(dr.ctx, et.Name, from, to, needOut && have[0] == nil, needIn && have[1] == nil, dr.r.mem)
+		if err != nil {
+			return nil, nil, err
+		}
+		if o != nil {
+			have[0] = o
+		}
+		if i != nil {
+			have[1] = i
+		}
+		dr.adj[et.Name] = have
+	}
+	if needOut {
+		out = have[0]
+	}
+	if needIn {
+		in = have[1]
+	}
+	return out, in, nil
+}
+
+// weights returns w_v (above) over the rows of v's type.
+func (dr *denseRun) weights(v *denseVar) ([]int64, error) {
+	d := dr.nodes[v.typ]
+	n := d.Len()
+	charge(dr.r.mem, 8*int64(n))
+	w := make([]int64, n)
+	mask := dr.masks[v.name]
+	for i := range w {
+		if mask == nil || mask[i>>6]&(1<<(i&63)) != 0 {
+			w[i] = 1
+		}
+	}
+	for _, x := range v.kids {
+		kid := dr.dp.vars[x.Dst]
+		wk, err := dr.weights(kid)
+		if err != nil {
+			return nil, err
+		}
+		out, in, err := dr.csrs(x)
+		if err != nil {
+			return nil, err
+		}
+		if err := dr.fold(w, wk, x, out, in, len(wk)); err != nil {
+			return nil, err
+		}
+		dr.r.mem.Release(8 * int64(len(wk)))
+	}
+	return w, nil
+}
+
+// fold multiplies w[k] by the sum of wk over the far rows x binds from
+// near row k, for every k still counted.
+func (dr *denseRun) fold(w, wk []int64, x *query.Expand, out, in *snapshot.DenseCSR, farRows int) error {
+	charge(dr.r.mem, 4*int64(farRows))
+	defer dr.r.mem.Release(4 * int64(farRows))
+	stamp := make([]uint32, farRows)
+	gen := uint32(0)
+	multi := x.Min != 1 || x.Max != 1
+	var frontier, next []int32
+	for k := range w {
+		if w[k] == 0 {
+			continue
+		}
+		if k&4095 == 0 {
+			if err := dr.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		gen++
+		if gen == 0 {
+			clear(stamp)
+			gen = 1
+		}
+		src := int32(k)
+		var sum int64
+		if !multi {
+			// Distinct one-hop neighbours (expander.neighbours).
+			visit := func(fars []int32) {
+				for _, f := range fars {
+					if stamp[f] != gen {
+						stamp[f] = gen
+						sum += wk[f]
+					}
+				}
+			}
+			if out != nil {
+				visit(out.At(src))
+			}
+			if in != nil {
+				visit(in.At(src))
+			}
+			w[k] *= sum
+			continue
+		}
+		// BFS by shortest distance (expander.reachRows): the source is
+		// never reported, except at hop 1 through a self-loop.
+		stamp[src] = gen
+		self := false
+		frontier = append(frontier[:0], src)
+		for d := int64(1); d <= x.Max && len(frontier) > 0; d++ {
+			next = next[:0]
+			visit := func(fars []int32) {
+				for _, f := range fars {
+					if d == 1 && f == src {
+						self = self || x.Min <= 1
+						continue
+					}
+					if stamp[f] == gen {
+						continue
+					}
+					stamp[f] = gen
+					next = append(next, f)
+					if d >= x.Min {
+						sum += wk[f]
+					}
+				}
+			}
+			for _, nd := range frontier {
+				if out != nil {
+					visit(out.At(nd))
+				}
+				if in != nil {
+					visit(in.At(nd))
+				}
+			}
+			frontier, next = next, frontier
+		}
+		if self {
+			sum += wk[src]
+		}
+		w[k] *= sum
+	}
+	return nil
+}
