@@ -31,7 +31,7 @@ import (
 // DenseSource is a snapshot that can build dense views
 // (*snapshot.Snapshot).
 type DenseSource interface {
-	PreferDense(ctx context.Context, plan *query.Plan) (bool, error)
+	PreferDense(ctx context.Context, plan *query.Plan, vars []*query.Scan, params map[string]any) (bool, error)
 	DenseNodes(ctx context.Context, typ string, mem *limits.Budget) (*snapshot.DenseNodes, error)
 	DenseMask(ctx context.Context, d *snapshot.DenseNodes, o *query.Scan, params map[string]any, mem *limits.Budget) ([]uint64, bool, error)
 	DenseAdjacency(ctx context.Context, edge string, from, to *snapshot.DenseNodes, out, in bool, mem *limits.Budget) (*snapshot.DenseCSR, *snapshot.DenseCSR, error)
@@ -173,21 +173,28 @@ func (r *runner) runDense(ctx context.Context, ds DenseSource, plan *query.Plan)
 			}
 		}
 	}
-	if prefer, err := ds.PreferDense(ctx, plan); err != nil || !prefer {
+	scans := make([]*query.Scan, 0, len(dp.vars))
+	for _, v := range dp.vars {
+		scans = append(scans, &query.Scan{Var: v.name, Type: v.typ, Filters: v.filters})
+	}
+	if prefer, err := ds.PreferDense(ctx, plan, scans, r.params); err != nil || !prefer {
 		return nil, false, err
 	}
 	dr := &denseRun{ctx: ctx, r: r, ds: ds, dp: dp, nodes: map[string]*snapshot.DenseNodes{}, adj: map[string][2]*snapshot.DenseCSR{}}
 	masks := map[string][]uint64{}
-	for _, v := range dp.vars {
-		d, err := dr.nodesOf(v.typ)
+	for _, o := range scans {
+		d, err := dr.nodesOf(o.Type)
 		if err != nil {
 			return nil, false, err
 		}
-		m, ok, err := ds.DenseMask(ctx, d, &query.Scan{Var: v.name, Type: v.typ, Filters: v.filters}, r.params, r.mem)
-		if err != nil || !ok {
+		m, ok, err := ds.DenseMask(ctx, d, o, r.params, r.mem)
+		if err != nil {
 			return nil, false, err
 		}
-		masks[v.name] = m
+		if !ok {
+			return nil, false, runErrorf("dense traversal: the filters of $%s did not push down", o.Var)
+		}
+		masks[o.Var] = m
 	}
 	dr.masks = masks
 	w, err := dr.weights(dp.vars[dp.root])

@@ -162,10 +162,17 @@ func (s *Snapshot) DenseNodes(ctx context.Context, typ string, mem *limits.Budge
 	if len(d.ends) > 1<<31-2 {
 		return nil, fmt.Errorf("snapshot: %s: %d rows over the dense limit", typ, len(d.ends))
 	}
-	d.slots = make([]int32, nslots)
-	if len(d.ends) > nslots/2 { // more rows than the state counted
-		d.slots = make([]int32, 1<<bits.Len(uint(2*len(d.ends))))
+	d.index(nslots)
+	return d, nil
+}
+
+// index builds the id → row table, of nslots slots unless the rows need
+// more.
+func (d *DenseNodes) index(nslots int) {
+	if len(d.ends) > nslots/2 {
+		nslots = 1 << bits.Len(uint(2*len(d.ends)))
 	}
+	d.slots = make([]int32, nslots)
 	mask := uint64(len(d.slots) - 1)
 	for i := range d.ends {
 		h := maphash.Bytes(d.seed, d.idBytes(int32(i))) & mask
@@ -174,7 +181,60 @@ func (s *Snapshot) DenseNodes(ctx context.Context, typ string, mem *limits.Budge
 		}
 		d.slots[h] = int32(i) + 1
 	}
-	return d, nil
+}
+
+// NewDenseNodes returns the dense view of a node table held in memory
+// (ids in row order, unique).
+func NewDenseNodes(typ string, ids []string) *DenseNodes {
+	d := &DenseNodes{Type: typ, seed: maphash.MakeSeed(), ends: make([]uint32, 0, len(ids))}
+	for _, id := range ids {
+		d.arena = append(d.arena, id...)
+		d.ends = append(d.ends, uint32(len(d.arena)))
+	}
+	d.index(0)
+	return d
+}
+
+// NewDenseAdjacency is DenseAdjacency over edge ends held in memory.
+func NewDenseAdjacency(src, dst []string, from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
+	var e denseEdges
+	if err := mem.Charge(8 * int64(len(src))); err != nil {
+		return nil, nil, err
+	}
+	defer mem.Release(8 * int64(len(src)))
+	for i := range src {
+		e.add(from, to, src[i], dst[i])
+	}
+	return e.csrs(from, to, wantOut, wantIn, mem)
+}
+
+// denseEdges collects the resolved ends of an edge table's live edges.
+type denseEdges struct{ srcs, dsts []int32 }
+
+// add keeps the edge from id a to id b when both are live rows.
+func (e *denseEdges) add(from, to *DenseNodes, a, b string) {
+	s, ok := from.Row(a)
+	if !ok {
+		return
+	}
+	if d, ok := to.Row(b); ok {
+		e.srcs = append(e.srcs, s)
+		e.dsts = append(e.dsts, d)
+	}
+}
+
+func (e *denseEdges) csrs(from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
+	if wantOut {
+		if out, err = buildDenseCSR(e.srcs, e.dsts, from.Len(), mem); err != nil {
+			return nil, nil, err
+		}
+	}
+	if wantIn {
+		if in, err = buildDenseCSR(e.dsts, e.srcs, to.Len(), mem); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, in, nil
 }
 
 // noteOffsets records the physical offsets of a batch of rows starting at
@@ -301,60 +361,42 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 		return nil, nil, err
 	}
 	defer mem.Release(8 * n)
-	srcs, dsts := make([]int32, 0, n), make([]int32, 0, n)
+	e := denseEdges{srcs: make([]int32, 0, n), dsts: make([]int32, 0, n)}
 	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{"src", "dst"}})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer sc.Close()
-	var batch []int32
+	var srcIDs []string
 	for sc.Next() {
 		rec := sc.Record()
-		batch = batch[:0]
+		srcIDs = srcIDs[:0]
 		if err := eachString(rec.Column(0), func(id string) error {
-			r, ok := from.Row(id)
-			if !ok {
-				r = -1
-			}
-			batch = append(batch, r)
+			srcIDs = append(srcIDs, id)
 			return nil
 		}); err != nil {
 			return nil, nil, err
 		}
 		k := 0
 		if err := eachString(rec.Column(1), func(id string) error {
-			r, ok := to.Row(id)
-			if ok && batch[k] >= 0 {
-				srcs = append(srcs, batch[k])
-				dsts = append(dsts, r)
-			}
+			e.add(from, to, srcIDs[k], id)
 			k++
 			return nil
 		}); err != nil {
 			return nil, nil, err
 		}
-		if len(srcs) > int(n) { // more rows than the state counted
-			if err := mem.Charge(8 * int64(len(srcs)-int(n))); err != nil {
+		if len(e.srcs) > int(n) { // more rows than the state counted
+			if err := mem.Charge(8 * (int64(len(e.srcs)) - n)); err != nil {
 				return nil, nil, err
 			}
-			defer mem.Release(8 * int64(len(srcs)-int(n)))
-			n = int64(len(srcs))
+			defer mem.Release(8 * (int64(len(e.srcs)) - n))
+			n = int64(len(e.srcs))
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, err
 	}
-	if wantOut {
-		if out, err = buildDenseCSR(srcs, dsts, from.Len(), mem); err != nil {
-			return nil, nil, err
-		}
-	}
-	if wantIn {
-		if in, err = buildDenseCSR(dsts, srcs, to.Len(), mem); err != nil {
-			return nil, nil, err
-		}
-	}
-	return out, in, nil
+	return e.csrs(from, to, wantOut, wantIn, mem)
 }
 
 // buildDenseCSR groups the edges (near[e], far[e]) by near row, keeping
@@ -380,14 +422,27 @@ func buildDenseCSR(near, far []int32, rows int, mem *limits.Budget) (*DenseCSR, 
 
 // PreferDense reports whether a traversal plan that the partial paths
 // could not bound should walk dense views (above) rather than decode its
-// tables' images: when an image of a table it reads would take more than
-// half the cache budget (memory follows the budget, not the graph), or
-// while the handle is cold (no image of those tables decoded yet, fewer
-// than partialBeforeImages partial reads served: a CLI process reads once).
-// A true answer counts as a partial read.
-func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan) (bool, error) {
+// tables' images: every filter of the variables' scans (one per variable,
+// its filters gathered) must push down into a table scan exactly
+// (DenseMask), and an image of a table the plan reads would take more than
+// half the cache budget (memory follows the budget, not the graph), or the
+// handle is cold (no image of those tables decoded yet, fewer than
+// partialBeforeImages partial reads served: a CLI process reads once).
+// A true answer counts as a partial read. params are converted parameter
+// values.
+func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan, vars []*query.Scan, params map[string]any) (bool, error) {
 	if s.l.noIndexPath || plan == nil {
 		return false, nil
+	}
+	pp := &partialPlan{snap: s, params: params}
+	for _, o := range vars {
+		st, err := s.State(ctx, NodeKey(o.Type))
+		if err != nil {
+			return false, err
+		}
+		if _, pushed := pp.tableFilters(st.Schema(), o); len(pushed) != len(o.Filters) {
+			return false, nil
+		}
 	}
 	oversized, err := s.oversized(ctx, plan.Reads)
 	if err != nil {
@@ -408,5 +463,9 @@ func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan) (bool, err
 		}
 	}
 	s.l.partials.Add(1)
+	s.l.denseReads.Add(1)
 	return true, nil
 }
+
+// DenseReads returns how many reads PreferDense sent to dense views.
+func (l *Loader) DenseReads() int64 { return l.denseReads.Load() }
