@@ -412,15 +412,15 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 	// Edges per near node, on average: a frontier expected to reach past
 	// the bound is not read at all (reading the adjacency of a large
 	// frontier fetches whole index sections, only to give up after).
-	avgDegree := 0.0
+	avgDegree, dstRows := 0.0, int64(0)
 	if nt, ok := pp.snap.cat.Node(o.DstType); ok {
 		dst, err := pp.snap.State(ctx, NodeKey(nt.Name))
 		if err != nil {
 			return false, err
 		}
 		bound = partialBound(dst.Rows())
-		if n := dst.Rows(); n > 0 {
-			avgDegree = float64(st.Rows()) / float64(n)
+		if dstRows = dst.Rows(); dstRows > 0 {
+			avgDegree = float64(st.Rows()) / float64(dstRows)
 		}
 	}
 	seen := map[string]bool{}
@@ -438,7 +438,8 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 		sections = []table.Section{table.SectionSrc, table.SectionDst}
 	}
 	for hop := int64(1); hop <= o.Max && len(frontier) > 0; hop++ {
-		if expect := float64(len(frontier)) * avgDegree * float64(len(sections)); expect > float64(4*bound) || float64(len(seen))+expect > float64(2*bound) {
+		if expect := float64(len(frontier)) * avgDegree * float64(len(sections)); expect > float64(4*bound) ||
+			float64(len(seen))+min(expect, float64(max(0, dstRows-int64(len(seen))))) > float64(2*bound) {
 			return false, nil
 		}
 		var next []string
