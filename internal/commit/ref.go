@@ -154,7 +154,11 @@ func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, 
 }
 
 func readRefHint(ctx context.Context, st storage.Store, branch string) (Head, bool, *refHint, error) {
-	data, info, err := st.Get(ctx, RefKey(branch))
+	get := st.Get
+	if h, ok := st.(hotGetter); ok {
+		get = h.GetHot // one stat while the ref is unchanged (storage.Local)
+	}
+	data, info, err := get(ctx, RefKey(branch))
 	if errors.Is(err, storage.ErrNotFound) {
 		return Head{}, false, nil, &BranchError{Branch: branch, Err: ErrBranchNotFound}
 	}
@@ -162,6 +166,12 @@ func readRefHint(ctx context.Context, st storage.Store, branch string) (Head, bo
 		return Head{}, false, nil, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
 	}
 	return decodeRefHint(branch, data, info.ETag)
+}
+
+// hotGetter is a store that reads an often-read, republished object
+// cheaply while it is unchanged (storage.Local.GetHot), with Get's answer.
+type hotGetter interface {
+	GetHot(ctx context.Context, key string) ([]byte, storage.Info, error)
 }
 
 // Head reads the current head of branch: exactly one store request.
