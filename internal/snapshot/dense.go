@@ -459,16 +459,6 @@ func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan, vars []*qu
 	if s.l.noIndexPath || plan == nil {
 		return false, nil
 	}
-	pp := &partialPlan{snap: s, params: params}
-	for _, o := range vars {
-		st, err := s.State(ctx, NodeKey(o.Type))
-		if err != nil {
-			return false, err
-		}
-		if _, pushed := pp.tableFilters(st.Schema(), o); len(pushed) != len(o.Filters) {
-			return false, nil
-		}
-	}
 	oversized, err := s.oversized(ctx, plan.Reads)
 	if err != nil {
 		return false, err
@@ -485,6 +475,16 @@ func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan, vars []*qu
 			if _, hit := s.l.cache.Get(s.ImageKey(tk)); hit {
 				return false, nil
 			}
+		}
+	}
+	pp := &partialPlan{snap: s, params: params}
+	for _, o := range vars {
+		st, err := s.State(ctx, NodeKey(o.Type))
+		if err != nil {
+			return false, err
+		}
+		if _, pushed := pp.tableFilters(st.Schema(), o); len(pushed) != len(o.Filters) {
+			return false, nil
 		}
 	}
 	s.l.partials.Add(1)
