@@ -143,7 +143,10 @@ func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
 		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
 	}
 	if err == nil {
-		r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
+		// Unchanged on a warm handle: storing it again would allocate.
+		if v, ok := r.hints.Load(branch); !ok || v.(hint) != (hint{commit: h.Commit, ref: rh}) {
+			r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
+		}
 	}
 	return h, err
 }

@@ -17,6 +17,7 @@ node Person { name: String @key  age: I32?  city: String?  score: F64? }
 node City { cname: String @key  size: I64? }
 edge Knows: Person -> Person
 edge Lives: Person -> City
+edge Likes: Person -> Person
 `
 
 const denseWrites = `
@@ -117,6 +118,8 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $c: City  $p lives $c  $p.age > 20 } return { count($p) as c }`, true},
 		{`match { $c: City { cname: "c4" }  $p lives $c  $p knows $f } return { count($f) as c }`, false}, // anchored
 		{`match { $p: Person  $f knows $p  $f.name != "p7" } return { count($f) as c } limit 1`, true},
+		{`match { $p: Person  $p likes $f } return { count($f) as c }`, true},                            // no edges at all
+		{`match { $p: Person  $p knows $f  $p likes $g } return { count($g) as c }`, true},               // … in a star
 		{`match { $p: Person  $p knows $f  $f.score > 0.5 } return { count($f) as c }`, false},           // float filter
 		{`match { $p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false},          // two variables
 		{`match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc }`, false}, // grouped
