@@ -97,11 +97,7 @@ func TestDenseReadsMatchImages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	queries := []struct {
 		body  string
 		dense bool // answered by dense views
@@ -134,19 +130,8 @@ func TestDenseReadsMatchImages(t *testing.T) {
 			t.Fatal(err)
 		}
 		ps := map[string]any{"lim": 80}
-		want, _, err := full.Query(ctx, Target{}, p, ps)
-		if err != nil {
-			t.Fatalf("query %d full: %v", qi, err)
-		}
 		for _, budget := range []int64{64 << 10, 0} { // oversized tables; a cold handle
-			dense, err := Open(ctx, st, Options{CacheBytes: budget})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _, err := dense.Query(ctx, Target{}, p, ps)
-			if err != nil {
-				t.Fatalf("query %d dense: %v", qi, err)
-			}
+			got, want, dense := readFreshAndFull(t, st, full, p, ps, Options{CacheBytes: budget})
 			if took := dense.snaps.DenseReads() == 1; took != q.dense {
 				t.Fatalf("query %d (budget %d): dense path taken %v, want %v", qi, budget, took, q.dense)
 			}

@@ -79,11 +79,7 @@ func TestScanReadsMatchFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	const params = `$k: I64, $m: I64?, $s: String, $d: Date`
 	queries := []string{
 		`match { $i: Item  $i.n = $k } return { count($i) as c }`,
@@ -131,18 +127,7 @@ func TestScanReadsMatchFull(t *testing.T) {
 			{"k": 7, "s": "s4", "d": "2024-01-20"},
 			{"k": -50, "m": 12, "s": "s19", "d": "2024-01-01"},
 		} {
-			want, _, err := full.Query(ctx, Target{}, p, ps)
-			if err != nil {
-				t.Fatalf("query %d full: %v", qi, err)
-			}
-			cold, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _, err := cold.Query(ctx, Target{}, p, ps)
-			if err != nil {
-				t.Fatalf("query %d scan: %v", qi, err)
-			}
+			got, want, cold := readFreshAndFull(t, st, full, p, ps, Options{})
 			if cold.partialReads.Load() != 1 {
 				t.Fatalf("query %d: the streaming scan path was not taken", qi)
 			}
@@ -177,11 +162,7 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
 		t.Fatal(err)
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
 	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
 	if err != nil {
