@@ -142,3 +142,63 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseViewsKeptOnWarmHandle: a handle whose cache holds the dense views
+// (each at most a quarter of its budget) answers the next count over the
+// same table states without reading a fragment again; a budget too small
+// for them rebuilds them. Counted with the counting store.
+func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(21, 22))
+	cs := storage.NewCounting(storage.NewMem())
+	g, err := Init(ctx, cs, "test.pg", denseSchema, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, 0, 3000, 5)), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := query.Compile(g.catalog0(t), "q.gq", `query q() { match { $p: Person  $p knows $f } return { count($f) as c } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := f.Query("q")
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		kept   bool
+	}{{"default budget", 0, true}, {"tiny budget", 64 << 10, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := Open(ctx, cs, Options{CacheBytes: tc.budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first []any
+			for i := range 2 {
+				cs.Reset()
+				res, _, err := h.Query(ctx, Target{}, p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ranged := cs.Snapshot()[storage.OpGetRange].Requests
+				t.Logf("read %d: %v, %d ranged reads", i, res.Rows, ranged)
+				if i == 0 {
+					first = res.Rows[0]
+					if ranged == 0 {
+						t.Fatal("the first count read no fragment")
+					}
+					continue
+				}
+				if !reflect.DeepEqual(res.Rows[0], first) {
+					t.Fatalf("second count %v, first %v", res.Rows[0], first)
+				}
+				if (ranged == 0) != tc.kept {
+					t.Fatalf("second count: %d ranged reads, views kept = %v", ranged, tc.kept)
+				}
+			}
+			if h.snaps.DenseReads() != 2 {
+				t.Fatalf("%d dense reads, want 2", h.snaps.DenseReads())
+			}
+		})
+	}
+}

@@ -31,9 +31,11 @@ import (
 //     and one by destination, streamed from the src and dst columns
 //     (DenseAdjacency, 4 B per edge and direction plus 4 B per node).
 //
-// Each is built for one query, charged to its working-memory budget
-// (internal/limits) before it is allocated, and dropped with it; nothing is
-// cached. internal/eval (dense.go) walks them.
+// Each is built for a query, charged to its working-memory budget
+// (internal/limits) before it is allocated; the node maps and CSRs (not the
+// bitmaps, which depend on parameters) are then kept in the handle's cache
+// when one takes at most a quarter of its budget (keepDense), keyed by the
+// table states they were read from. internal/eval (dense.go) walks them.
 
 // DenseNodes is the live rows of a node table in storage order, with an
 // exact id → row map.
@@ -119,6 +121,10 @@ func (s *Snapshot) DenseNodes(ctx context.Context, typ string, mem *limits.Budge
 	if err != nil {
 		return nil, err
 	}
+	key := s.denseKey("nodes", NodeKey(nt.Name))
+	if v, ok := s.l.cache.Get(key); ok {
+		return v.(*DenseNodes), nil
+	}
 	n := int(st.Rows())
 	d := &DenseNodes{Type: nt.Name, seed: maphash.MakeSeed(), frags: map[string]*denseFrag{}}
 	nslots := 1 << bits.Len(uint(2*n)) // load factor ≤ 1/2
@@ -163,7 +169,28 @@ func (s *Snapshot) DenseNodes(ctx context.Context, typ string, mem *limits.Budge
 		return nil, fmt.Errorf("snapshot: %s: %d rows over the dense limit", typ, len(d.ends))
 	}
 	d.index(nslots)
+	s.keepDense(key, d, d.bytes())
 	return d, nil
+}
+
+// denseKey names a cached dense view of table tk (one kind per name): its
+// rows follow the table state, so the state key identifies it.
+func (s *Snapshot) denseKey(kind, tk string, more ...string) string {
+	k := "exec/dense/" + kind + "/" + s.c.Schema + "/" + s.StateKey(tk)
+	for _, m := range more {
+		k += "/" + m
+	}
+	return k
+}
+
+// keepDense caches a dense view that takes at most a quarter of the cache
+// budget: a warm handle (a server) then answers the next traversal count
+// over the same states without rebuilding it. A view over that stays the
+// query's own, dropped with it.
+func (s *Snapshot) keepDense(key string, v any, size int64) {
+	if size*4 <= s.l.cache.Budget() {
+		s.l.cache.Add(key, v, size)
+	}
 }
 
 // index builds the id → row table, of nslots slots unless the rows need
@@ -350,6 +377,8 @@ type DenseCSR struct {
 	far []int32
 }
 
+func (c *DenseCSR) bytes() int64 { return 4 * int64(cap(c.off)+cap(c.far)) }
+
 // At returns the far rows of near row k.
 func (c *DenseCSR) At(k int32) []int32 { return c.far[c.off[k]:c.off[k+1]] }
 
@@ -365,6 +394,33 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 	if err != nil {
 		return nil, nil, err
 	}
+	// Rows of the CSRs are rows of from and to: keyed by their states too.
+	ends := []string{s.StateKey(NodeKey(et.From)), s.StateKey(NodeKey(et.To))}
+	outKey := s.denseKey("out", EdgeKey(et.Name), append(ends, "out")...)
+	inKey := s.denseKey("in", EdgeKey(et.Name), append(ends, "in")...)
+	if wantOut {
+		if v, ok := s.l.cache.Get(outKey); ok {
+			out, wantOut = v.(*DenseCSR), false
+		}
+	}
+	if wantIn {
+		if v, ok := s.l.cache.Get(inKey); ok {
+			in, wantIn = v.(*DenseCSR), false
+		}
+	}
+	if !wantOut && !wantIn {
+		return out, in, nil
+	}
+	defer func() {
+		if err == nil {
+			if wantOut {
+				s.keepDense(outKey, out, out.bytes())
+			}
+			if wantIn {
+				s.keepDense(inKey, in, in.bytes())
+			}
+		}
+	}()
 	n := st.Rows()
 	// The resolved ends while streaming, then the CSRs.
 	if err := mem.Charge(8 * n); err != nil {
@@ -406,7 +462,17 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 	if err := sc.Err(); err != nil {
 		return nil, nil, err
 	}
-	return e.csrs(from, to, wantOut, wantIn, mem)
+	o, i, err := e.csrs(from, to, wantOut, wantIn, mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wantOut {
+		out = o
+	}
+	if wantIn {
+		in = i
+	}
+	return out, in, nil
 }
 
 // groupInPlace turns the edges (near[e], far[e]) into the CSR by near row
