@@ -2,10 +2,12 @@ package eval
 
 import (
 	"context"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Dense traversal counts. A count over a traversal whose anchors are not
@@ -35,6 +37,10 @@ type DenseSource interface {
 	DenseNodes(ctx context.Context, typ string, mem *limits.Budget) (*snapshot.DenseNodes, error)
 	DenseMask(ctx context.Context, d *snapshot.DenseNodes, o *query.Scan, params map[string]any, mem *limits.Budget) ([]uint64, bool, error)
 	DenseAdjacency(ctx context.Context, edge string, from, to *snapshot.DenseNodes, out, in bool, mem *limits.Budget) (*snapshot.DenseCSR, *snapshot.DenseCSR, error)
+	// DenseColumns calls fn for every row of d, in row order, with the
+	// values of props (value model; nil for null or a property the stored
+	// table lacks).
+	DenseColumns(ctx context.Context, d *snapshot.DenseNodes, props []string, fn func(row int32, vals []any) error) error
 }
 
 // denseVar is one node variable of a dense plan: its type, filters and
@@ -46,42 +52,19 @@ type denseVar struct {
 	kids    []*query.Expand
 }
 
-// densePlan is a plan's shape as the dense path sees it.
+// densePlan is an aggregate's input as the dense path sees it.
 type densePlan struct {
-	root  string
-	vars  map[string]*denseVar
-	agg   *query.Aggregate
-	limit int64 // -1: none
+	root string
+	vars map[string]*denseVar
+	agg  *query.Aggregate
 }
 
-// denseShape returns the dense form of plan, or nil when the plan is not
+// denseShape returns the dense form of aggregate o, or nil when it is not
 // a count over a tree of expansions (with at least one expansion: a single
-// scan has its own streaming path).
-func denseShape(plan *query.Plan) *densePlan {
-	dp := &densePlan{vars: map[string]*denseVar{}, limit: -1}
-	op := plan.Read
-	for {
-		switch o := op.(type) {
-		case *query.Limit:
-			if dp.limit >= 0 && o.N < dp.limit || dp.limit < 0 {
-				dp.limit = o.N
-			}
-			op = o.Input
-			continue
-		case *query.Sort:
-			if len(o.TieBreak) > 0 {
-				return nil // binding-row sort: not over an aggregate
-			}
-			op = o.Input
-			continue
-		case *query.Aggregate:
-			dp.agg = o
-		}
-		break
-	}
-	if dp.agg == nil || len(dp.agg.Keys) > 0 {
-		return nil
-	}
+// scan has its own streaming path), grouped by nothing or by properties
+// (or the id) of the tree's root variable.
+func denseShape(o *query.Aggregate) *densePlan {
+	dp := &densePlan{vars: map[string]*denseVar{}, agg: o}
 	expands := 0
 	var walk func(op query.Op) bool
 	walk = func(op query.Op) bool {
@@ -121,11 +104,16 @@ func denseShape(plan *query.Plan) *densePlan {
 		}
 		return false
 	}
-	if !walk(dp.agg.Input) || expands == 0 {
+	if !walk(o.Input) || expands == 0 {
 		return nil
 	}
-	for _, a := range dp.agg.Aggs {
+	for _, a := range o.Aggs {
 		if a.Func != "count" || a.Arg.Kind != query.OpdID || dp.vars[a.Arg.Var] == nil {
+			return nil
+		}
+	}
+	for _, k := range o.Keys {
+		if k.Value.Var != dp.root || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
 			return nil
 		}
 	}
@@ -149,11 +137,18 @@ func predVar(p *query.Pred) string {
 	return ""
 }
 
-// runDense answers plan on ds's dense views; ok is false when the plan
-// has another shape, the source prefers images, or a filter cannot be
-// evaluated by the table scan.
-func (r *runner) runDense(ctx context.Context, ds DenseSource, plan *query.Plan) (*Stream, bool, error) {
-	dp := denseShape(plan)
+// denseAggregate answers aggregate o on the snapshot's dense views; ok is
+// false when the snapshot has none, o has another shape, the snapshot
+// prefers images, or a filter cannot be evaluated by the table scan. Its
+// rows are the ones aggregate returns: groups in first-seen order of the
+// binding rows (root rows in storage order), a count per group, no group
+// without rows (one row of zeros without keys).
+func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
+	ds, ok := r.snap.(DenseSource)
+	if !ok || r.opts.NoIndexes || r.plan == nil {
+		return nil, false, nil
+	}
+	dp := denseShape(o)
 	if dp == nil {
 		return nil, false, nil
 	}
@@ -177,7 +172,7 @@ func (r *runner) runDense(ctx context.Context, ds DenseSource, plan *query.Plan)
 	for _, v := range dp.vars {
 		scans = append(scans, &query.Scan{Var: v.name, Type: v.typ, Filters: v.filters})
 	}
-	if prefer, err := ds.PreferDense(ctx, plan, scans, r.params); err != nil || !prefer {
+	if prefer, err := ds.PreferDense(ctx, r.plan, scans, r.params); err != nil || !prefer {
 		return nil, false, err
 	}
 	dr := &denseRun{ctx: ctx, r: r, ds: ds, dp: dp, nodes: map[string]*snapshot.DenseNodes{}, adj: map[string][2]*snapshot.DenseCSR{}}
@@ -197,23 +192,90 @@ func (r *runner) runDense(ctx context.Context, ds DenseSource, plan *query.Plan)
 		masks[o.Var] = m
 	}
 	dr.masks = masks
-	w, err := dr.weights(dp.vars[dp.root])
+	root := dp.vars[dp.root]
+	w, err := dr.weights(root)
 	if err != nil {
 		return nil, false, err
 	}
-	var n int64
-	for _, x := range w {
-		n += x
+	srcs := aggColumns(o)
+	out := func(keys []any, n int64) []any {
+		row := make([]any, len(srcs))
+		for c, s := range srcs {
+			if s.agg {
+				row[c] = n
+			} else {
+				row[c] = keys[s.i]
+			}
+		}
+		return row
 	}
-	row := make([]any, len(dp.agg.Aggs))
-	for i := range row {
-		row[i] = n
+	if len(o.Keys) == 0 {
+		var n int64
+		for _, x := range w {
+			n += x
+		}
+		return [][]any{out(nil, n)}, true, nil
 	}
-	rows := [][]any{row}
-	if dp.limit == 0 {
-		rows = rows[:0]
+	rows, err := dr.groupByRoot(root, w, out)
+	return rows, err == nil, err
+}
+
+// groupByRoot sums the binding-row counts w of the root's rows by the
+// aggregate's keys (properties or the id of the root variable), groups in
+// order of their first counted row.
+func (dr *denseRun) groupByRoot(root *denseVar, w []int64, out func(keys []any, n int64) []any) ([][]any, error) {
+	o := dr.dp.agg
+	d := dr.nodes[root.typ]
+	var props []string
+	col := make([]int, len(o.Keys)) // index in props, -1 for the id
+	for i, k := range o.Keys {
+		col[i] = -1
+		if k.Value.Kind == query.OpdProp {
+			if j := slices.Index(props, k.Value.Prop); j >= 0 {
+				col[i] = j
+			} else {
+				col[i] = len(props)
+				props = append(props, k.Value.Prop)
+			}
+		}
 	}
-	return &Stream{Columns: plan.Columns, out: heldRows(rows), mem: r.mem}, true, nil
+	type group struct {
+		keys []any
+		n    int64
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	keys := make([]any, len(o.Keys))
+	err := dr.ds.DenseColumns(dr.ctx, d, props, func(x int32, vals []any) error {
+		if w[x] == 0 {
+			return nil
+		}
+		for i, c := range col {
+			if c < 0 {
+				keys[i] = d.ID(x)
+			} else {
+				keys[i] = vals[c]
+			}
+		}
+		tk := value.TupleKey(keys)
+		g := byKey[tk]
+		if g == nil {
+			charge(dr.r.mem, int64(len(tk))+64+16*int64(len(keys)))
+			g = &group{keys: slices.Clone(keys)}
+			byKey[tk] = g
+			groups = append(groups, g)
+		}
+		g.n += w[x]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]any, 0, len(groups))
+	for _, g := range groups {
+		rows = append(rows, out(g.keys, g.n))
+	}
+	return rows, nil
 }
 
 // denseRun is one dense count.

@@ -70,6 +70,23 @@ func (m *memDense) DenseAdjacency(ctx context.Context, edge string, from, to *sn
 	return snapshot.NewDenseAdjacency(t.Src, t.Dst, from, to, out, in, mem)
 }
 
+func (m *memDense) DenseColumns(ctx context.Context, d *snapshot.DenseNodes, props []string, fn func(row int32, vals []any) error) error {
+	t, err := m.Nodes(ctx, d.Type)
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(props))
+	for x := range int32(d.Len()) {
+		for k, p := range props {
+			vals[k] = t.Value(int(x), p)
+		}
+		if err := fn(x, vals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // denseRunGraph is a random graph: persons with nullable ages and cities,
 // Knows edges with parallel edges, self-loops and edges to deleted
 // (absent) nodes, Lives edges to cities.
@@ -139,7 +156,12 @@ func TestDenseCountMatchesRows(t *testing.T) {
 		{"limited", `$p: Person  $p knows $f } return { count($f) as c } limit 1`, true},
 		{"no rows", `$p: Person  $p.age > 1000  $p knows $f } return { count($f) as c }`, true},
 		{"edge variable", `$p: Person  $p $e:knows $f } return { count($e) as c }`, false},
-		{"grouped", `$p: Person  $p knows $f } return { $p.city, count($f) as c }`, false},
+		{"grouped", `$p: Person  $p knows $f } return { $p.city, count($f) as c }`, true},
+		{"grouped, filtered, ordered", `$p: Person  $p.age > 20  $p knows{1,2} $f  $f.city != "c0" } return { $p.city, $p.age, count($f) as c, count($p) as d } order { c desc } limit 5`, true},
+		{"grouped by id", `$p: Person  $p <knows> $f } return { count($f) as c, $p } order { c desc } limit 3`, true},
+		{"grouped, key first", `$c: City  $p lives $c } return { $c.size, count($p) as n }`, true},
+		{"grouped, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { $p.city, count($f) as c }`, true},
+		{"grouped by the far end", `$p: Person  $p knows $f } return { $f.city, count($p) as c }`, false},
 		{"two variables", `$p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false},
 		{"sum", `$p: Person  $p knows $f } return { sum($f.age) as s }`, false},
 		{"cycle", `$p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, false},

@@ -111,23 +111,7 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 	if len(groups) == 0 && len(keyFns) == 0 {
 		groups = append(groups, &group{st: make([]aggState, len(argFns))})
 	}
-	// Columns interleave keys and aggregates in projection order; both
-	// lists keep that order, so two cursors recover each column's source.
-	type src struct {
-		agg bool
-		i   int
-	}
-	var srcs []src
-	ki, ai := 0, 0
-	for _, name := range o.Columns {
-		if ki < len(o.Keys) && o.Keys[ki].Name == name {
-			srcs = append(srcs, src{false, ki})
-			ki++
-		} else if ai < len(o.Aggs) {
-			srcs = append(srcs, src{true, ai})
-			ai++
-		}
-	}
+	srcs := aggColumns(o)
 	out := make([][]any, 0, len(groups))
 	for _, g := range groups {
 		row := make([]any, len(srcs))
@@ -155,6 +139,31 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// aggSrc is where an output column of an aggregate comes from: key i or
+// aggregate i.
+type aggSrc struct {
+	agg bool
+	i   int
+}
+
+// aggColumns maps o's output columns to their sources. Columns interleave
+// keys and aggregates in projection order; both lists keep that order, so
+// two cursors recover each column's source.
+func aggColumns(o *query.Aggregate) []aggSrc {
+	var srcs []aggSrc
+	ki, ai := 0, 0
+	for _, name := range o.Columns {
+		if ki < len(o.Keys) && o.Keys[ki].Name == name {
+			srcs = append(srcs, aggSrc{false, ki})
+			ki++
+		} else if ai < len(o.Aggs) {
+			srcs = append(srcs, aggSrc{true, ai})
+			ai++
+		}
+	}
+	return srcs
 }
 
 // toFloat widens a numeric value for sum/avg.

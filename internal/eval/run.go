@@ -145,17 +145,7 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 	}
 	r.now = now.UTC().UnixMilli()
 
-	// A count over an unanchored traversal walks dense views of its
-	// tables, when the snapshot has them and prefers them (dense.go).
-	if ds, ok := snap.(DenseSource); ok && !opts.NoIndexes {
-		st, ok, err := r.runDense(ctx, ds, plan)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return st, nil
-		}
-	}
+	r.plan = plan
 	out, err := r.output(ctx, plan.Read)
 	if err != nil {
 		return nil, err
@@ -180,6 +170,7 @@ type runner struct {
 	capOp  query.Op
 	capN   int64
 	snap   Snapshot
+	plan   *query.Plan
 	opts   Options
 	params map[string]any
 	now    int64
@@ -247,6 +238,13 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		}
 		return &outRows{rs: rs, fns: fns, n: rs.n()}, nil
 	case *query.Aggregate:
+		// A count over an unanchored traversal walks dense views of its
+		// tables, when the snapshot has them and prefers them (dense.go).
+		if rows, ok, err := r.denseAggregate(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			return heldRows(rows), nil
+		}
 		if n, ok, err := r.countOnly(ctx, o); err != nil {
 			return nil, err
 		} else if ok {

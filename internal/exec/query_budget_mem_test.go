@@ -144,9 +144,11 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		return ns
 	}
 	allEdges, farFiltered, hop2Large := 0, 0, 0
+	edgesByCity := map[string]int{}
 	for i := range budgetPersons {
 		ns := out(i)
 		allEdges += len(ns)
+		edgesByCity["c"+strconv.Itoa(i%50)] += len(ns)
 		if i%90 >= 10 {
 			continue
 		}
@@ -167,6 +169,22 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 			hop2Large++ // a self-loop reports the source at hop 1 (none here)
 		}
 	}
+	// The three cities with the most edges (ties by name, as the column
+	// sort breaks them).
+	cities := make([]string, 0, len(edgesByCity))
+	for c := range edgesByCity {
+		cities = append(cities, c)
+	}
+	slices.SortFunc(cities, func(a, b string) int {
+		if d := edgesByCity[b] - edgesByCity[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	var topCities [][]any
+	for _, c := range cities[:3] {
+		topCities = append(topCities, []any{c, edgesByCity[c]})
+	}
 	cases := []struct {
 		name, src string
 		want      [][]any
@@ -183,6 +201,7 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		// bound, budget + 200 MB.
 		{"all edges", `match { $p: Person  $p knows $f } return { count($f) as c }`, [][]any{{allEdges}}, traversalSlack},
 		{"far filter", `match { $p: Person  $p.age < 10  $p knows $f  $f.age > 50 } return { count($f) as c }`, [][]any{{farFiltered}}, traversalSlack},
+		{"edges by city", `match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc } limit 3`, topCities, traversalSlack},
 		{"2-hop large", `match { $p: Person  $p.age < 10  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{hop2Large}}, traversalSlack},
 	}
 	for _, tc := range cases {

@@ -114,11 +114,14 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $c: City  $p lives $c  $p.age > 20 } return { count($p) as c }`, true},
 		{`match { $c: City { cname: "c4" }  $p lives $c  $p knows $f } return { count($f) as c }`, false}, // anchored
 		{`match { $p: Person  $f knows $p  $f.name != "p7" } return { count($f) as c } limit 1`, true},
-		{`match { $p: Person  $p likes $f } return { count($f) as c }`, true},                            // no edges at all
-		{`match { $p: Person  $p knows $f  $p likes $g } return { count($g) as c }`, true},               // … in a star
-		{`match { $p: Person  $p knows $f  $f.score > 0.5 } return { count($f) as c }`, false},           // float filter
-		{`match { $p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false},          // two variables
-		{`match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc }`, false}, // grouped
+		{`match { $p: Person  $p likes $f } return { count($f) as c }`, true},                   // no edges at all
+		{`match { $p: Person  $p knows $f  $p likes $g } return { count($g) as c }`, true},      // … in a star
+		{`match { $p: Person  $p knows $f  $f.score > 0.5 } return { count($f) as c }`, false},  // float filter
+		{`match { $p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false}, // two variables
+		{`match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc }`, true},
+		{`match { $p: Person  $p.age >= 8  $p knows{1,2} $f } return { $p.city, $p.age, count($f) as c }`, true},
+		{`match { $c: City  $p lives $c  $p knows $f } return { $c, $c.size, count($f) as c }`, true},
+		{`match { $p: Person  $p knows $f } return { $f.city, count($p) as c }`, false}, // grouped by the far end
 	}
 	for qi, q := range queries {
 		f, err := query.Compile(g.catalog0(t), "q.gq", "query q($lim: I32) { "+q.body+" }")

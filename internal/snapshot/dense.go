@@ -12,7 +12,9 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Dense views: what an unanchored traversal needs of its tables, without
@@ -560,3 +562,66 @@ func (s *Snapshot) PreferDense(ctx context.Context, plan *query.Plan, vars []*qu
 
 // DenseReads returns how many reads PreferDense sent to dense views.
 func (l *Loader) DenseReads() int64 { return l.denseReads.Load() }
+
+// DenseColumns calls fn for every row of d, in row order, with the values
+// of props in the value model (nil for null, and for a property the stored
+// table lacks), read by one table scan of just those columns. vals is
+// reused between calls.
+func (s *Snapshot) DenseColumns(ctx context.Context, d *DenseNodes, props []string, fn func(row int32, vals []any) error) error {
+	nt, ok := s.cat.Node(d.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "node", Name: d.Type}
+	}
+	vals := make([]any, len(props))
+	st, err := s.State(ctx, NodeKey(nt.Name))
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, p := range props {
+		want[p] = true
+	}
+	cols := propsToRead(st, nt.Props, want)
+	if len(cols) == 0 {
+		for x := range int32(d.Len()) {
+			if err := fn(x, vals); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	at := make([]int, len(props)) // column of each prop in the records, -1 if absent
+	types := make([]*schema.Property, len(props))
+	for i, p := range props {
+		at[i] = slices.Index(cols, p)
+		types[i] = PropByName(nt.Props, p)
+	}
+	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: cols})
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	x := int32(0)
+	for sc.Next() {
+		rec := sc.Record()
+		for i := range int(rec.NumRows()) {
+			for k, c := range at {
+				vals[k] = nil
+				if c >= 0 {
+					vals[k] = value.FromColumn(types[k].Type, table.Value(rec.Column(c), i))
+				}
+			}
+			if err := fn(x, vals); err != nil {
+				return err
+			}
+			x++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if int(x) != d.Len() {
+		return fmt.Errorf("snapshot: %s: %d rows scanned, %d in its dense view", d.Type, x, d.Len())
+	}
+	return nil
+}
