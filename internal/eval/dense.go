@@ -370,11 +370,17 @@ func (dr *denseRun) weights(v *denseVar) ([]int64, error) {
 // fold multiplies w[k] by the sum of wk over the far rows x binds from
 // near row k, for every k still counted.
 func (dr *denseRun) fold(w, wk []int64, x *query.Expand, out, in *snapshot.DenseCSR, farRows int) error {
-	charge(dr.r.mem, 4*int64(farRows))
-	defer dr.r.mem.Release(4 * int64(farRows))
+	multi := x.Min != 1 || x.Max != 1
+	// The visited stamps, and for a BFS its two frontiers (each at most
+	// every far row).
+	held := 4 * int64(farRows)
+	if multi {
+		held *= 3
+	}
+	charge(dr.r.mem, held)
+	defer dr.r.mem.Release(held)
 	stamp := make([]uint32, farRows)
 	gen := uint32(0)
-	multi := x.Min != 1 || x.Max != 1
 	var frontier, next []int32
 	for k := range w {
 		if w[k] == 0 {
