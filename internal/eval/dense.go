@@ -108,7 +108,15 @@ func denseShape(o *query.Aggregate) *densePlan {
 		return nil
 	}
 	for _, a := range o.Aggs {
-		if a.Func != "count" || a.Arg.Kind != query.OpdID || dp.vars[a.Arg.Var] == nil {
+		switch {
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && dp.vars[a.Arg.Var] != nil:
+		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
+			switch a.Func {
+			case "count", "sum", "avg", "min", "max":
+			default:
+				return nil
+			}
+		default:
 			return nil
 		}
 	}
@@ -197,83 +205,105 @@ func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]an
 	if err != nil {
 		return nil, false, err
 	}
-	srcs := aggColumns(o)
-	out := func(keys []any, n int64) []any {
-		row := make([]any, len(srcs))
-		for c, s := range srcs {
-			if s.agg {
-				row[c] = n
-			} else {
-				row[c] = keys[s.i]
-			}
-		}
-		return row
+	var total int64
+	for _, x := range w {
+		total += x
 	}
-	if len(o.Keys) == 0 {
-		var n int64
-		for _, x := range w {
-			n += x
-		}
-		return [][]any{out(nil, n)}, true, nil
+	if total > maxDenseRows {
+		// More binding rows than any budget could hold on the row path,
+		// which is then the one to report it.
+		return nil, false, nil
 	}
-	rows, err := dr.groupByRoot(root, w, out)
+	rows, err := dr.aggregateByRoot(root, w)
 	return rows, err == nil, err
 }
 
-// groupByRoot sums the binding-row counts w of the root's rows by the
-// aggregate's keys (properties or the id of the root variable), groups in
-// order of their first counted row.
-func (dr *denseRun) groupByRoot(root *denseVar, w []int64, out func(keys []any, n int64) []any) ([][]any, error) {
+// maxDenseRows bounds the binding rows a dense aggregate folds one by one
+// (a float sum adds a value once per row, as the row path does).
+const maxDenseRows = 1 << 28
+
+// aggregateByRoot folds the binding-row counts w of the root's rows into
+// the aggregate's groups (keyed by properties or the id of the root
+// variable; one group without keys) and states (counts of any variable;
+// count, sum, avg, min, max of root properties): groups in order of their
+// first counted row, each value folded w[x] times in root row order —
+// exactly the row path's order of additions, since every binding row of a
+// root row carries that row's values.
+func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) {
 	o := dr.dp.agg
 	d := dr.nodes[root.typ]
 	var props []string
-	col := make([]int, len(o.Keys)) // index in props, -1 for the id
+	propAt := func(p string) int {
+		if j := slices.Index(props, p); j >= 0 {
+			return j
+		}
+		props = append(props, p)
+		return len(props) - 1
+	}
+	keyCol := make([]int, len(o.Keys)) // index in props, -1 for the id
 	for i, k := range o.Keys {
-		col[i] = -1
+		keyCol[i] = -1
 		if k.Value.Kind == query.OpdProp {
-			if j := slices.Index(props, k.Value.Prop); j >= 0 {
-				col[i] = j
-			} else {
-				col[i] = len(props)
-				props = append(props, k.Value.Prop)
-			}
+			keyCol[i] = propAt(k.Value.Prop)
+		}
+	}
+	argCol := make([]int, len(o.Aggs)) // index in props, -1: counts rows
+	for i, a := range o.Aggs {
+		argCol[i] = -1
+		if a.Arg.Kind == query.OpdProp {
+			argCol[i] = propAt(a.Arg.Prop)
 		}
 	}
 	type group struct {
 		keys []any
-		n    int64
+		st   []aggState
 	}
 	var groups []*group
 	byKey := map[string]*group{}
 	keys := make([]any, len(o.Keys))
 	err := dr.ds.DenseColumns(dr.ctx, d, props, func(x int32, vals []any) error {
-		if w[x] == 0 {
+		n := w[x]
+		if n == 0 {
 			return nil
 		}
-		for i, c := range col {
+		for i, c := range keyCol {
 			if c < 0 {
 				keys[i] = d.ID(x)
 			} else {
 				keys[i] = vals[c]
 			}
 		}
-		tk := value.TupleKey(keys)
-		g := byKey[tk]
-		if g == nil {
-			charge(dr.r.mem, int64(len(tk))+64+16*int64(len(keys)))
-			g = &group{keys: slices.Clone(keys)}
-			byKey[tk] = g
-			groups = append(groups, g)
+		var g *group
+		if len(keys) == 0 && len(groups) == 1 {
+			g = groups[0]
+		} else {
+			tk := value.TupleKey(keys)
+			if g = byKey[tk]; g == nil {
+				charge(dr.r.mem, int64(len(tk))+96+16*int64(len(keys))+40*int64(len(o.Aggs)))
+				g = &group{keys: slices.Clone(keys), st: make([]aggState, len(o.Aggs))}
+				byKey[tk] = g
+				groups = append(groups, g)
+			}
 		}
-		g.n += w[x]
+		for i, c := range argCol {
+			if c < 0 {
+				g.st[i].n += n
+				continue
+			}
+			g.st[i].add(o.Aggs[i].Func, vals[c], n)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(groups) == 0 && len(o.Keys) == 0 {
+		groups = append(groups, &group{st: make([]aggState, len(o.Aggs))})
+	}
+	srcs := aggColumns(o)
 	rows := make([][]any, 0, len(groups))
 	for _, g := range groups {
-		rows = append(rows, out(g.keys, g.n))
+		rows = append(rows, aggRow(o, srcs, g.keys, g.st))
 	}
 	return rows, nil
 }

@@ -163,7 +163,11 @@ func TestDenseCountMatchesRows(t *testing.T) {
 		{"grouped, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { $p.city, count($f) as c }`, true},
 		{"grouped by the far end", `$p: Person  $p knows $f } return { $f.city, count($p) as c }`, false},
 		{"two variables", `$p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false},
-		{"sum", `$p: Person  $p knows $f } return { sum($f.age) as s }`, false},
+		{"sum of the far end", `$p: Person  $p knows $f } return { sum($f.age) as s }`, false},
+		{"root aggregates", `$p: Person  $p knows{1,2} $f } return { sum($p.age) as s, avg($p.score) as a, min($p.city) as lo, max($p.age) as hi, count($p.city) as n, count($f) as c }`, true},
+		{"float sum by city", `$p: Person  $p.age < 60  $p knows $f  $f.age > 20 } return { $p.city, sum($p.score) as s, avg($p.age) as a } order { $p.city }`, true},
+		{"root aggregates, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { sum($p.age) as s, min($p.city) as m, count($f) as c }`, true},
+		{"avg by id", `$p: Person  $p <knows> $f } return { $p, avg($p.score) as a } order { a desc } limit 4`, true},
 		{"cycle", `$p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, false},
 	}
 	for _, seed := range []uint64{1, 2, 3} {

@@ -88,57 +88,74 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 				g.st[a].n++
 				continue
 			}
-			v := fn(row)
-			if v == nil {
-				continue
-			}
-			st := &g.st[a]
-			st.n++
-			switch o.Aggs[a].Func {
-			case "sum", "avg":
-				st.sum += toFloat(v)
-			case "min":
-				if st.ext == nil || value.Compare(v, st.ext) < 0 {
-					st.ext = v
-				}
-			case "max":
-				if st.ext == nil || value.Compare(v, st.ext) > 0 {
-					st.ext = v
-				}
-			}
+			g.st[a].add(o.Aggs[a].Func, fn(row), 1)
 		}
 	}
 	if len(groups) == 0 && len(keyFns) == 0 {
 		groups = append(groups, &group{st: make([]aggState, len(argFns))})
 	}
-	srcs := aggColumns(o)
 	out := make([][]any, 0, len(groups))
+	srcs := aggColumns(o)
 	for _, g := range groups {
-		row := make([]any, len(srcs))
-		for c, s := range srcs {
-			if !s.agg {
-				row[c] = g.keys[s.i]
-				continue
-			}
-			st := g.st[s.i]
-			switch o.Aggs[s.i].Func {
-			case "count":
-				row[c] = st.n
-			case "sum":
-				if st.n > 0 {
-					row[c] = st.sum
-				}
-			case "avg":
-				if st.n > 0 {
-					row[c] = st.sum / float64(st.n)
-				}
-			default:
-				row[c] = st.ext
-			}
-		}
-		out = append(out, row)
+		out = append(out, aggRow(o, srcs, g.keys, g.st))
 	}
 	return out, nil
+}
+
+// aggRow is the output row of one group of o: its keys and the final
+// values of its aggregate states.
+func aggRow(o *query.Aggregate, srcs []aggSrc, keys []any, sts []aggState) []any {
+	row := make([]any, len(srcs))
+	for c, s := range srcs {
+		if !s.agg {
+			row[c] = keys[s.i]
+			continue
+		}
+		st := sts[s.i]
+		switch o.Aggs[s.i].Func {
+		case "count":
+			row[c] = st.n
+		case "sum":
+			if st.n > 0 {
+				row[c] = st.sum
+			}
+		case "avg":
+			if st.n > 0 {
+				row[c] = st.sum / float64(st.n)
+			}
+		default:
+			row[c] = st.ext
+		}
+	}
+	return row
+}
+
+// add folds value v of n binding rows into st as aggregate fn does, one
+// row after another (so float sums round as on the row path).
+func (st *aggState) add(fn string, v any, n int64) {
+	if v == nil {
+		return
+	}
+	st.n += n
+	switch fn {
+	case "sum", "avg":
+		f := toFloat(v)
+		if n == 1 {
+			st.sum += f
+			break
+		}
+		for range n {
+			st.sum += f
+		}
+	case "min":
+		if st.ext == nil || value.Compare(v, st.ext) < 0 {
+			st.ext = v
+		}
+	case "max":
+		if st.ext == nil || value.Compare(v, st.ext) > 0 {
+			st.ext = v
+		}
+	}
 }
 
 // aggSrc is where an output column of an aggregate comes from: key i or

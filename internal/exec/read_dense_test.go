@@ -122,6 +122,8 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $p: Person  $p.age >= 8  $p knows{1,2} $f } return { $p.city, $p.age, count($f) as c }`, true},
 		{`match { $c: City  $p lives $c  $p knows $f } return { $c, $c.size, count($f) as c }`, true},
 		{`match { $p: Person  $p knows $f } return { $f.city, count($p) as c }`, false}, // grouped by the far end
+		{`match { $p: Person  $p knows{1,2} $f  $f.age < 30 } return { $p.city, sum($p.age) as s, avg($p.score) as a, min($p.name) as m, max($p.age) as x } order { $p.city }`, true},
+		{`match { $p: Person  $p knows $f } return { sum($f.age) as s }`, false}, // an aggregate of the far end
 	}
 	for qi, q := range queries {
 		f, err := query.Compile(g.catalog0(t), "q.gq", "query q($lim: I32) { "+q.body+" }")
