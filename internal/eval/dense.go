@@ -64,6 +64,9 @@ type densePlan struct {
 // scan has its own streaming path), grouped by nothing or by properties
 // (or the id) of the tree's root variable.
 func denseShape(o *query.Aggregate) *densePlan {
+	if !hasExpand(o.Input) {
+		return nil // the common scan-only aggregate: nothing to allocate
+	}
 	dp := &densePlan{vars: map[string]*denseVar{}, agg: o}
 	expands := 0
 	var walk func(op query.Op) bool
@@ -126,6 +129,19 @@ func denseShape(o *query.Aggregate) *densePlan {
 		}
 	}
 	return dp
+}
+
+// hasExpand reports whether the binding tree op holds an Expand.
+func hasExpand(op query.Op) bool {
+	if _, ok := op.(*query.Expand); ok {
+		return true
+	}
+	for _, c := range op.Children() {
+		if hasExpand(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // predVar returns the one variable a comparison of a variable's property or
