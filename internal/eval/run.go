@@ -119,12 +119,8 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 		snap:   snap,
 		opts:   opts,
 		params: make(map[string]any, len(plan.Params)),
-		args:   map[*query.Argument]*argInput{},
-		inner:  map[*query.AntiJoin]*layout{},
-		argOf:  map[*query.AntiJoin]*query.Argument{},
-		texts:  map[textKey]*textIndex{},
-		fts:    map[textKey]*ftsView{},
-		scores: map[string]map[int32]float64{},
+		// args, inner, argOf, texts, fts and scores are made on first
+		// use (put): most reads need none of them.
 	}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
@@ -453,7 +449,7 @@ func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout)
 		return outer, nil
 	}
 	arg := r.argOf[o]
-	r.args[arg] = &argInput{rows: outer, l: l}
+	put(&r.args, arg, &argInput{rows: outer, l: l})
 	sub, err := r.eval(ctx, o.Sub, r.inner[o])
 	delete(r.args, arg)
 	if err != nil {
@@ -470,4 +466,12 @@ func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout)
 		}
 	}
 	return out, nil
+}
+
+// put stores v under k in *m, making the map on first use.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
