@@ -71,12 +71,7 @@ func denseGraph(rng *rand.Rand, from, n, cities int) string {
 // bounds, chains, stars and filters on either end.
 func TestDenseReadsMatchImages(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(11, 12))
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", denseSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, st, rng := readTestGraph(t, denseSchema, 11)
 	const batch, cities = 2000, 7
 	for k := range 3 {
 		if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, k*batch, batch, cities)), LoadRequest{Mode: LoadAppend}); err != nil {

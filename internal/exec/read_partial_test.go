@@ -23,12 +23,7 @@ import (
 // scan); a traversal from an unfiltered scan must not.
 func TestPartialReadsMatchFull(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(31, 32))
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, st, rng := readTestGraph(t, engSchema, 31)
 	var bulk strings.Builder
 	const n = 3000
 	for i := range n {
@@ -143,4 +138,16 @@ func imageHandle(t *testing.T, st storage.Store) *Graph {
 	}
 	full.snaps.SetIndexPath(false)
 	return full
+}
+
+// readTestGraph initializes a graph of schema pg on an in-memory store
+// for the read tests, with a random source seeded by seed.
+func readTestGraph(t *testing.T, pg string, seed uint64) (*Graph, storage.Store, *rand.Rand) {
+	t.Helper()
+	st := storage.NewMem()
+	g, err := Init(context.Background(), st, "test.pg", pg, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, st, rand.New(rand.NewPCG(seed, seed+1))
 }

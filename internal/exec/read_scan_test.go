@@ -53,12 +53,7 @@ func scanItems(rng *rand.Rand, from, n int) string {
 // constants).
 func TestScanReadsMatchFull(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(5, 6))
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", scanSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, st, rng := readTestGraph(t, scanSchema, 5)
 	for k := range 3 {
 		if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, k*700, 700)), LoadRequest{Mode: LoadAppend}); err != nil {
 			t.Fatal(err)
