@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -123,15 +124,8 @@ func flipBytes(b byte) []byte {
 	case b >= '0' && b <= '8', b >= 'a' && b < 'z', b >= 'A' && b < 'Z':
 		cand = append(cand, b+1)
 	}
-	var out []byte
-	seen := map[byte]bool{b: true}
-	for _, c := range cand {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	return out
+	slices.Sort(cand)
+	return slices.DeleteFunc(slices.Compact(cand), func(c byte) bool { return c == b })
 }
 
 // decodeAlone decodes one object's bytes with the decoder every read of

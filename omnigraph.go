@@ -178,6 +178,9 @@ type Graph struct {
 	eng *exec.Graph
 	// authz, if set, is asked by every writer (authz.go).
 	authz Authorizer
+	// initWarnings are the warnings of the schema Init compiled (nil for
+	// a handle from Open).
+	initWarnings []SchemaWarning
 }
 
 // The module's own raw-store users (verify, repair, clusters) open stores
@@ -309,8 +312,11 @@ func engineOptions(o Options) (exec.Options, error) {
 
 // Init creates a graph at uri from a schema source and publishes its first
 // commit. It refuses an address that already holds a graph.
+//
+// The handle's SchemaWarnings are the warnings of that schema.
 func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Options) (*Graph, error) {
-	if _, err := schema.Compile(schemaPath, schemaSrc); err != nil {
+	cat, err := schema.Compile(schemaPath, schemaSrc)
+	if err != nil {
 		return nil, err
 	}
 	st, err := openStore(uri, true, opts)
@@ -325,8 +331,14 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 	if err != nil {
 		return nil, err
 	}
-	return &Graph{uri: uri, eng: eng, authz: opts.Authorizer}, nil
+	return &Graph{uri: uri, eng: eng, authz: opts.Authorizer, initWarnings: cat.Warnings}, nil
 }
+
+// SchemaWarnings returns the warnings of the schema source Init compiled
+// for this handle: findings (S001, a near-miss annotation) that do not
+// stop the schema from compiling. A handle from Open has none; a plan's
+// warnings are in SchemaPlan.Warnings.
+func (g *Graph) SchemaWarnings() []SchemaWarning { return g.initWarnings }
 
 // Open opens the graph at uri.
 func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {

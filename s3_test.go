@@ -146,11 +146,17 @@ func deepen(t testing.TB, st storage.Store, depth int) {
 
 // opCosts runs the hot operations on a warm handle and returns the
 // requests each made, per kind ("get=1 put=2 ...").
-func opCosts(t *testing.T, uri string, depth int, objectCache bool) map[string]string {
+func opCosts(t *testing.T, uri string, depth int, objectCache bool, backend storage.Store) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	var cnt *storage.Counting
-	opts := Options{noObjectCache: !objectCache, wrapBackend: func(s storage.Store) storage.Store { cnt = storage.NewCounting(s); return cnt }}
+	opts := Options{noObjectCache: !objectCache, wrapBackend: func(s storage.Store) storage.Store {
+		if backend != nil {
+			s = backend
+		}
+		cnt = storage.NewCounting(s)
+		return cnt
+	}}
 	g, err := Init(ctx, uri, "cost.pg", costSchema, "act", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +187,7 @@ func opCosts(t *testing.T, uri string, depth int, objectCache bool) map[string]s
 		}
 		costs[name] = strings.Join(parts, " ")
 		costs[name+" (requests)"] = fmt.Sprint(s.Requests())
-		costs[name+" (writes)"] = fmt.Sprint(s[storage.OpPut].Requests + s[storage.OpPutIfAbsent].Requests + s[storage.OpPutIfMatch].Requests + s[storage.OpDelete].Requests)
+		costs[name+" (writes)"] = fmt.Sprint(s[storage.OpPut].Requests + s[storage.OpPutIfAbsent].Requests + s[storage.OpPutIfMatch].Requests + s[storage.OpDelete].Requests + s[storage.OpCopyIfAbsent].Requests)
 	}
 	query := func() error {
 		res, err := g.Query(ctx, Target{}, costQueries, "person", map[string]any{"name": "Alice"})
@@ -217,25 +223,34 @@ func opCosts(t *testing.T, uri string, depth int, objectCache bool) map[string]s
 // cache of a real s3:// handle it is never more, and writes are the same.
 // Absolute figures on a warm handle: a read resolves the head with 1
 // request; with the object cache a single-row insert is the head GET, one
-// batch of 4 puts and the CAS (6 requests, 3 round trips).
+// batch of 4 puts and the CAS (6 requests, 3 round trips). On a store that
+// copies server-side (S3 with conditional copies; "copying" here) branch
+// create is one copy beside the clash listing (2 requests, 1 round trip),
+// every other operation costing what it does locally.
 func TestRequestCountsS3MatchLocal(t *testing.T) {
 	s3base := os.Getenv("OMNIGRAPH_TEST_S3")
 	results := map[string]map[string]string{}
 	for _, depth := range []int{10, 10000} {
-		for _, backend := range []string{"local", "s3", "s3+cache"} {
+		for _, backend := range []string{"local", "s3", "s3+cache", "copying"} {
 			if backend == "s3+cache" && depth > 10 {
 				continue // the cache does not interact with history depth
 			}
 			name := fmt.Sprintf("%s/depth=%d", backend, depth)
 			t.Run(name, func(t *testing.T) {
 				uri := filepath.Join(t.TempDir(), "g")
-				if backend != "local" {
+				var inner storage.Store
+				switch backend {
+				case "copying":
+					// A store that copies server-side (as S3 with
+					// conditional copies): memory, whose copy is atomic.
+					inner = storage.NewMem()
+				case "s3", "s3+cache":
 					if s3base == "" {
 						t.Skip("no S3 server")
 					}
 					uri = testS3URI(t, fmt.Sprintf("cost-%d", depth))
 				}
-				results[name] = opCosts(t, uri, depth, backend == "s3+cache")
+				results[name] = opCosts(t, uri, depth, backend == "s3+cache", inner)
 				for _, op := range slices.Sorted(maps.Keys(results[name])) {
 					if !strings.HasSuffix(op, ")") {
 						t.Logf("%-20s %-60s (%s requests)", op, results[name][op], results[name][op+" (requests)"])
@@ -282,6 +297,13 @@ func TestRequestCountsS3MatchLocal(t *testing.T) {
 			case cached && strings.HasSuffix(op, "(requests)") && atoi(cost) > atoi(ref[op]):
 				t.Errorf("%s %s: %s requests, more than local's %s", name, op, cost, ref[op])
 			}
+		}
+	}
+	// On a store that copies server-side, branch create is one copy of the
+	// source's ref beside the clash listing, at every depth.
+	for _, depth := range []int{10, 10000} {
+		if got := results[fmt.Sprintf("copying/depth=%d", depth)]["branch create"]; got != "list=1 copy_if_absent=1" {
+			t.Errorf("copying/depth=%d branch create: %q, want one copy and the listing", depth, got)
 		}
 	}
 	if c := results["s3+cache/depth=10"]; c != nil {

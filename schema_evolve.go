@@ -10,8 +10,12 @@ import (
 // Schema evolution types (docs/schema-evolution.md).
 type (
 	// SchemaPlan is a resolved schema change: Supported, and its Steps in
-	// the deterministic order of spec/languages.md §3.
+	// the deterministic order of spec/languages.md §3; Warnings are those
+	// of the desired schema (not part of its JSON).
 	SchemaPlan = schema.Plan
+	// SchemaWarning is a finding about a schema that compiles (its Pos,
+	// Msg; Error renders "file:line:col: warning: msg").
+	SchemaWarning = *schema.Error
 	// SchemaStep is one step of a plan; String renders it as `schema plan`
 	// prints it, and it marshals to the reference JSON shape.
 	SchemaStep = schema.Step

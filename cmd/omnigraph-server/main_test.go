@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
@@ -54,11 +56,12 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if binPath != "" {
+			os.RemoveAll(filepath.Dir(binPath))
+		}
+		os.Exit(code)
+	}))
 }
 
 func makeGraph(t *testing.T) string {
@@ -268,15 +271,12 @@ func TestBinaryRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(binary(t), c.args...)
 			cmd.Env = append(os.Environ(), c.env...)
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
+			r, err := fixture.Run(cmd)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if code != c.code || !strings.Contains(stderr.String(), c.msg) || stdout.Len() != 0 {
-				t.Errorf("exit %d (want %d), stdout %q, stderr %s", code, c.code, stdout.String(), stderr.String())
+			if r.Code != c.code || !strings.Contains(r.Stderr, c.msg) || r.Stdout != "" {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %s", r.Code, c.code, r.Stdout, r.Stderr)
 			}
 		})
 	}

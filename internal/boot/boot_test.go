@@ -14,22 +14,13 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/cluster"
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/server"
 )
 
 const schemaSrc = "node Person {\n    name: String @key\n    age: I32?\n}\n"
 
-const queriesSrc = `query get_person($name: String) {
-    match {
-        $p: Person { name: $name }
-    }
-    return { $p.name, $p.age }
-}
-
-query add_person($name: String) {
-    insert Person { name: $name }
-}
-`
+const queriesSrc = fixture.PersonQueries
 
 const graphPolicy = `version: 1
 groups:
@@ -69,21 +60,11 @@ policies:
   server: { file: server.policy.yaml, applies_to: [cluster] }
 `
 
+// applyCluster lays out the test cluster (applyClusterFiles), imports and
+// applies it.
 func applyCluster(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for rel, content := range map[string]string{
-		"cluster.yaml": clusterYAML, "knowledge.pg": schemaSrc, "queries/people.gq": queriesSrc,
-		"base.policy.yaml": graphPolicy, "server.policy.yaml": serverPolicy,
-	} {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := applyClusterFiles(t)
 	ctx := context.Background()
 	if r := cluster.Import(ctx, dir, cluster.Options{}); !r.OK {
 		t.Fatal(r.Diagnostics)

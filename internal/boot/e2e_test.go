@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // buildBinaries compiles the two binaries a user runs.
@@ -96,16 +98,11 @@ func runBin(t *testing.T, bin string, env []string, args ...string) (int, string
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	r, err := fixture.Run(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return code, out.String(), errb.String()
+	return r.Code, r.Stdout, r.Stderr
 }
 
 // TestBinariesClusterToServer does what a user does: cluster validate,
@@ -266,20 +263,11 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 	s2.stop(t)
 }
 
+// applyClusterFiles lays out the test cluster's config directory.
 func applyClusterFiles(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for rel, content := range map[string]string{
+	return fixture.WriteFiles(t, t.TempDir(), map[string]string{
 		"cluster.yaml": clusterYAML, "knowledge.pg": schemaSrc, "queries/people.gq": queriesSrc,
 		"base.policy.yaml": graphPolicy, "server.policy.yaml": serverPolicy,
-	} {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	})
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +12,7 @@ import (
 // TestBlobCommands: blob get and blob stat (spec/surfaces.md §1.3) on an
 // embedded graph and through a server, with the same outputs.
 func TestBlobCommands(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("OMNIGRAPH_HOME", home)
-	t.Setenv("OMNIGRAPH_PROFILE", "")
+	freshHome(t)
 	dir := t.TempDir()
 	schema := writeFile(t, dir, "s.pg", "node Doc { slug: String @key  body: Blob?}\nedge Cites: Doc -> Doc { note: Blob? }\n")
 	uri := filepath.Join(dir, "g.omni")
@@ -30,17 +26,12 @@ func TestBlobCommands(t *testing.T) {
 	if code, _, errs := runCLI(t, "load", "--data", data, "--mode", "overwrite", uri, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
-	srv, err := server.New(context.Background(), server.Config{
+	srvURL := serve(t, server.Config{
 		Graphs: []server.GraphConfig{{ID: "g", URI: uri}}, Tokens: []server.Token{{Actor: "act", Token: "tk"}}, Authorizer: server.AllowAll{},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
 	t.Setenv("OMNIGRAPH_BEARER_TOKEN", "tk")
 	out := filepath.Join(dir, "out.bin")
-	for _, scope := range [][]string{{"--store", uri}, {"--server", hs.URL, "--graph", "g"}} {
+	for _, scope := range [][]string{{"--store", uri}, {"--server", srvURL, "--graph", "g"}} {
 		name := scope[0]
 		for _, tc := range []struct {
 			name string

@@ -11,10 +11,24 @@ type changesOptions struct {
 	uri       string
 	limit     int
 	pageToken string
-	kinds     []string
-	types     []string
-	ops       []string
-	json      bool
+	scopeOptions
+	json bool
+}
+
+// scopeOptions are the --kind, --type and --op filters of commit changes,
+// diff and the change feed.
+type scopeOptions struct {
+	kinds []string
+	types []string
+	ops   []string
+}
+
+// register adds the filter flags; typeHelp describes --type.
+func (o *scopeOptions) register(cmd *cobra.Command, typeHelp string) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.kinds, "kind", nil, "only this entity kind: node or edge (repeatable)")
+	f.StringArrayVar(&o.types, "type", nil, typeHelp)
+	f.StringArrayVar(&o.ops, "op", nil, "only this operation: insert, update or delete (repeatable)")
 }
 
 func (a *app) newCommitChangesCmd() *cobra.Command {
@@ -44,9 +58,7 @@ Filters (--kind node|edge, --type T, --op insert|update|delete) repeat.`,
 	f.StringVar(&o.uri, "uri", "", "graph URI")
 	f.IntVar(&o.limit, "limit", 1000, "changes per page")
 	f.StringVar(&o.pageToken, "page-token", "", "continue from this page token")
-	f.StringArrayVar(&o.kinds, "kind", nil, "only this entity kind: node or edge (repeatable)")
-	f.StringArrayVar(&o.types, "type", nil, "only this type (repeatable)")
-	f.StringArrayVar(&o.ops, "op", nil, "only this operation: insert, update or delete (repeatable)")
+	o.register(cmd, "only this type (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
 }

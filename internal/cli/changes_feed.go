@@ -36,9 +36,7 @@ func (a *app) feedFlags(cmd *cobra.Command, o *feedOptions, poll bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.uri, "uri", "", "graph URI")
 	f.StringVar(&o.branch, "branch", "main", "branch to follow")
-	f.StringArrayVar(&o.kinds, "kind", nil, "only this entity kind: node or edge (repeatable)")
-	f.StringArrayVar(&o.types, "type", nil, "only this type (repeatable)")
-	f.StringArrayVar(&o.ops, "op", nil, "only this operation: insert, update or delete (repeatable)")
+	o.register(cmd, "only this type (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	if poll {
 		f.StringVar(&o.cursor, "cursor", "", "resume after this cursor (from a previous poll or a baseline)")

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/server"
 )
 
 // runCLI runs the CLI in-process and returns exit code, stdout and stderr.
@@ -16,6 +19,28 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, &IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
+}
+
+// freshHome points OMNIGRAPH_HOME at an empty directory, with no profile
+// selected, for the test; it returns the directory.
+func freshHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("OMNIGRAPH_HOME", home)
+	t.Setenv("OMNIGRAPH_PROFILE", "")
+	return home
+}
+
+// serve runs internal/server with cfg for the test and returns its address.
+func serve(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	srv, err := server.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 const clusterSchema = `node Person {
@@ -66,16 +67,10 @@ policies:
 
 func writeClusterDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "queries"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, dir, "cluster.yaml", clusterYAML)
-	writeFile(t, dir, "knowledge.pg", clusterSchema)
-	writeFile(t, dir, "queries/people.gq", clusterQueries)
-	writeFile(t, dir, "base.policy.yaml", clusterPolicy)
-	writeFile(t, dir, "server.policy.yaml", clusterServerPolicy)
-	return dir
+	return fixture.WriteFiles(t, t.TempDir(), map[string]string{
+		"cluster.yaml": clusterYAML, "knowledge.pg": clusterSchema, "queries/people.gq": clusterQueries,
+		"base.policy.yaml": clusterPolicy, "server.policy.yaml": clusterServerPolicy,
+	})
 }
 
 func TestClusterCommands(t *testing.T) {

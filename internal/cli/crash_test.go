@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // Crash tests through the real binary (docs/invariants.md, "Crashes through
@@ -115,19 +118,17 @@ func crashRun(t *testing.T, env []string, args ...string) runResult {
 
 // procRun is runBin without a *testing.T, for goroutines.
 func procRun(bin string, env []string, args ...string) (runResult, error) {
+	return procRunIn(bin, env, nil, args...)
+}
+
+// procRunIn is procRun with standard input (nil: none).
+func procRunIn(bin string, env []string, stdin io.Reader, args ...string) (runResult, error) {
 	procCount.Add(1)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(procEnviron(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		return runResult{}, err
-	}
-	return runResult{code, out.String(), errb.String()}, nil
+	cmd.Stdin = stdin
+	r, err := fixture.Run(cmd)
+	return runResult{r.Code, r.Stdout, r.Stderr}, err
 }
 
 var procCount atomic.Int64
@@ -591,8 +592,8 @@ func crashCheck(t *testing.T, c crashCase, dir string, ref crashRef, crashed boo
 	// its new content.
 	view := crashView(t, dir)
 	switch {
-	case crashMapsEqual(view, ref.after):
-	case crashed && crashMapsEqual(view, ref.before):
+	case maps.Equal(view, ref.after):
+	case crashed && maps.Equal(view, ref.before):
 	case crashed && c.branch != "" && crashSameBranches(view, ref.before):
 		for b, got := range view {
 			if b != c.branch && got != ref.before[b] {
@@ -601,7 +602,7 @@ func crashCheck(t *testing.T, c crashCase, dir string, ref crashRef, crashed boo
 		}
 	default:
 		t.Fatalf("graph is neither the old nor the new one: branches %v, before %v, after %v",
-			crashKeys(view), crashKeys(ref.before), crashKeys(ref.after))
+			sortedMapKeys(view), sortedMapKeys(ref.before), sortedMapKeys(ref.after))
 	}
 	if !crashed {
 		return
@@ -650,7 +651,7 @@ func crashCheck(t *testing.T, c crashCase, dir string, ref crashRef, crashed boo
 	if res := crashCleanup(t, dir, "--keep", "1", "--confirm"); res.CommitsReclaimed != 0 {
 		t.Fatalf("cleanup reclaimed %d commits made less than the grace ago", res.CommitsReclaimed)
 	}
-	if got := crashView(t, dir); !crashMapsEqual(got, img) {
+	if got := crashView(t, dir); !maps.Equal(got, img) {
 		t.Fatalf("cleanup changed what branches read:\n%v\nwant:\n%v", got, img)
 	}
 	if b := c.branch; b != "" {
@@ -668,29 +669,32 @@ func crashCheck(t *testing.T, c crashCase, dir string, ref crashRef, crashed boo
 	}
 }
 
+// crashDelays runs args(dir) to completion on a copy of tmpl, as the
+// reference, and returns the graph it leaves, its run time and iters (2
+// with -short)
+// kill delays drawn from seed, from 0 to 1.2× the reference's run time:
+// some land before any write, some mid-write, some after the CAS, some
+// after the exit.
+func crashDelays(t *testing.T, tmpl string, args func(dir string) []string, seed int64, iters int) (map[string]string, time.Duration, []time.Duration) {
+	t.Helper()
+	ref := filepath.Join(t.TempDir(), "ref")
+	crashCopyTree(t, tmpl, ref)
+	start := time.Now()
+	crashMust(t, args(ref)...)
+	took := time.Since(start)
+	if testing.Short() {
+		iters = 2
+	}
+	rng := rand.New(rand.NewSource(seed))
+	delays := make([]time.Duration, iters)
+	for i := range delays {
+		delays[i] = time.Duration(rng.Float64() * 1.2 * float64(took))
+	}
+	return crashView(t, ref), took, delays
+}
+
 func crashSameBranches(a, b map[string]string) bool {
-	return slices.Equal(crashKeys(a), crashKeys(b))
-}
-
-func crashKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func crashMapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(sortedMapKeys(a), sortedMapKeys(b))
 }
 
 // crashKillAfter starts the binary, SIGKILLs it after delay (unless it has
@@ -743,35 +747,22 @@ func TestCrashSIGKILLLoad(t *testing.T) {
 	before := crashView(t, tmpl)
 	oldHead := crashLog(t, tmpl, "main")[0].ID
 
-	ref := filepath.Join(t.TempDir(), "ref")
-	crashCopyTree(t, tmpl, ref)
-	start := time.Now()
-	crashMust(t, load(ref, "append")...)
-	took := time.Since(start)
-	after := crashView(t, ref)
+	after, took, delays := crashDelays(t, tmpl, func(dir string) []string { return load(dir, "append") }, 7, 6)
 	if n := strings.Count(after["main"], "\n") + 1; n != 11+persons+edges {
 		t.Fatalf("reference load holds %d entities", n)
 	}
 
-	rng := rand.New(rand.NewSource(7))
-	iters := 6
-	if testing.Short() {
-		iters = 2
-	}
 	var sawOld, sawNew int
-	for i := 0; i < iters; i++ {
-		// Delays from 0 to 1.2× a clean run: some land before any write, some
-		// mid-write, some after the CAS, some after the exit.
-		delay := time.Duration(rng.Float64() * 1.2 * float64(took))
+	for i, delay := range delays {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint("g", i))
 		crashCopyTree(t, tmpl, dir)
 		finished := crashKillAfter(t, delay, load(dir, "append")...)
 		got := crashView(t, dir)
 		log := crashLog(t, dir, "main")
 		switch {
-		case crashMapsEqual(got, before) && log[0].ID == oldHead && !finished:
+		case maps.Equal(got, before) && log[0].ID == oldHead && !finished:
 			sawOld++
-		case crashMapsEqual(got, after) && log[0].ID != oldHead:
+		case maps.Equal(got, after) && log[0].ID != oldHead:
 			sawNew++
 			if p := log[0].Parent; p == nil || *p != oldHead {
 				t.Fatalf("kill after %v: new head %s does not sit on the old head", delay, log[0].ID)
@@ -781,13 +772,13 @@ func TestCrashSIGKILLLoad(t *testing.T) {
 		}
 		personNames(t, dir, "main")
 		crashMust(t, load(dir, "merge")...)
-		if got := crashView(t, dir); !crashMapsEqual(got, after) {
+		if got := crashView(t, dir); !maps.Equal(got, after) {
 			t.Fatalf("kill after %v: the merge rerun does not converge", delay)
 		}
 		crashAge(t, dir)
 		crashCleanup(t, dir, "--keep", "1", "--confirm")
 		verifyOK(t, dir)
-		if got := crashView(t, dir); !crashMapsEqual(got, after) {
+		if got := crashView(t, dir); !maps.Equal(got, after) {
 			t.Fatalf("kill after %v: cleanup changed the content", delay)
 		}
 	}
@@ -927,36 +918,25 @@ func TestCrashSIGKILLSchemaApply(t *testing.T) {
 	}
 	oldSchema := crashMust(t, "schema", "show", tmpl).stdout
 	before := crashView(t, tmpl)
-	ref := filepath.Join(t.TempDir(), "ref")
-	crashCopyTree(t, tmpl, ref)
-	start := time.Now()
-	crashMust(t, apply(ref)...)
-	took := time.Since(start)
-	after := crashView(t, ref)
+	after, took, delays := crashDelays(t, tmpl, apply, 5, 5)
 
-	rng := rand.New(rand.NewSource(5))
-	iters := 5
-	if testing.Short() {
-		iters = 2
-	}
 	var sawOld, sawNew int
-	for i := 0; i < iters; i++ {
-		delay := time.Duration(rng.Float64() * 1.2 * float64(took))
+	for i, delay := range delays {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint("g", i))
 		crashCopyTree(t, tmpl, dir)
 		crashKillAfter(t, delay, apply(dir)...)
 		schemaNow := crashMust(t, "schema", "show", dir).stdout
 		got := crashView(t, dir)
 		switch {
-		case schemaNow == oldSchema && crashMapsEqual(got, before):
+		case schemaNow == oldSchema && maps.Equal(got, before):
 			sawOld++
-		case schemaNow == desired && crashMapsEqual(got, after):
+		case schemaNow == desired && maps.Equal(got, after):
 			sawNew++
 		default:
 			t.Fatalf("kill after %v: schema/content neither old nor new:\n%s", delay, schemaNow)
 		}
 		crashMust(t, apply(dir)...)
-		if got := crashView(t, dir); !crashMapsEqual(got, after) {
+		if got := crashView(t, dir); !maps.Equal(got, after) {
 			t.Fatalf("kill after %v: the rerun does not converge", delay)
 		}
 		verifyOK(t, dir)

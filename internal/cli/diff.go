@@ -10,12 +10,10 @@ import (
 )
 
 type diffOptions struct {
-	uri   string
-	kinds []string
-	types []string
-	ops   []string
-	stat  bool
-	json  bool
+	uri string
+	scopeOptions
+	stat bool
+	json bool
 }
 
 func (a *app) newDiffCmd() *cobra.Command {
@@ -57,16 +55,14 @@ default store); the server has no diff route.`,
 	acceptGlobals(cmd, "store", "profile", "graph", "quiet")
 	f := cmd.Flags()
 	f.StringVar(&o.uri, "uri", "", "graph URI")
-	f.StringArrayVar(&o.kinds, "kind", nil, "only this entity kind: node or edge (repeatable)")
-	f.StringArrayVar(&o.types, "type", nil, "only this node or edge type (repeatable)")
-	f.StringArrayVar(&o.ops, "op", nil, "only this operation: insert, update or delete (repeatable)")
+	o.register(cmd, "only this node or edge type (repeatable)")
 	f.BoolVar(&o.stat, "stat", false, "print counts of inserted, updated and deleted entities per type")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
 }
 
 func (a *app) runDiff(cmd *cobra.Command, from, to string, positional []string, o *diffOptions) error {
-	co := changesOptions{limit: 1, kinds: o.kinds, ops: o.ops}
+	co := changesOptions{limit: 1, scopeOptions: scopeOptions{kinds: o.kinds, ops: o.ops}}
 	if err := co.check(); err != nil {
 		return err
 	}

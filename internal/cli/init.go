@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/omnigraph-go/omnigraph"
-	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -39,7 +38,6 @@ replaces an initialized graph.`,
 				return fmt.Errorf("read schema: %w", err)
 			}
 			a.echoTarget("init", uri)
-			a.schemaWarnings(o.schemaPath, src)
 			g, err := omnigraph.Init(cmd.Context(), uri, o.schemaPath, string(src), a.g.as, a.graphOptions())
 			if errors.Is(err, omnigraph.ErrAlreadyInitialized) && o.force {
 				return fmt.Errorf("force init refuses graph root %s: %w", uri, err)
@@ -47,6 +45,7 @@ replaces an initialized graph.`,
 			if err != nil {
 				return err
 			}
+			a.schemaWarnings(o.schemaPath, g.SchemaWarnings())
 			log, err := g.Log(cmd.Context(), "main", 1)
 			if err != nil {
 				return err
@@ -70,16 +69,15 @@ replaces an initialized graph.`,
 	return cmd
 }
 
-// schemaWarnings prints the warnings of a schema source on standard error
-// (init, schema plan and apply; lint reports them as findings). A source
-// that does not compile prints nothing here: the command reports its
-// errors.
-func (a *app) schemaWarnings(name string, src []byte) {
-	cat, err := schema.Compile(name, string(src))
-	if err != nil {
-		return
-	}
-	for _, w := range cat.Warnings {
-		fmt.Fprintf(a.io.Err, "warning: %s: %s\n", w.Pos, w.Msg)
+// schemaWarnings prints the warnings of the schema read from path on
+// standard error (init, schema plan and apply; lint reports them as
+// findings). They come from the compile the command's engine call did, so
+// the source is compiled once; the engine may have compiled it under
+// another name, so the position names path, as the user gave it.
+func (a *app) schemaWarnings(path string, ws []omnigraph.SchemaWarning) {
+	for _, w := range ws {
+		pos := w.Pos
+		pos.Filename = path
+		fmt.Fprintf(a.io.Err, "warning: %s: %s\n", pos, w.Msg)
 	}
 }

@@ -8,9 +8,7 @@ import (
 )
 
 func TestLoginLogoutProfile(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("OMNIGRAPH_HOME", home)
-	t.Setenv("OMNIGRAPH_PROFILE", "")
+	home := freshHome(t)
 	writeFile(t, home, "config.yaml", "servers: { prod: { url: https://g.example.com } }\nprofiles:\n  staging: { server: prod, default_graph: knowledge }\n  local: { store: /data/dev.omni }\n")
 	if code, out, errs := runCLI(t, "login", "prod", "--token", "s3cret"); code != 0 || !strings.Contains(out, "stored the token for prod") {
 		t.Fatalf("login: %d %s %s", code, out, errs)

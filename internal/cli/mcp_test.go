@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,22 +20,15 @@ import (
 // on an embedded graph with stored queries from a .gq file, and against a
 // server through --server, where the server's policy refuses a write.
 func TestMCPStdio(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("OMNIGRAPH_HOME", home)
-	t.Setenv("OMNIGRAPH_PROFILE", "")
+	freshHome(t)
 	dir := newSocialGraph(t)
 	queries := filepath.Join(exampleDir, "queries.gq")
 
-	srv, err := server.New(context.Background(), server.Config{
+	srvURL := serve(t, server.Config{
 		Graphs:     []server.GraphConfig{{ID: "social", URI: newSocialGraph(t), Queries: []server.StoredQuery{{Name: "unemployed", Source: readFile(t, queries), Query: "unemployed"}}}},
 		Tokens:     []server.Token{{Actor: "reader", Token: "tr"}},
 		Authorizer: readAndInvoke{},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
 
 	type call struct {
 		tool     string
@@ -61,7 +53,7 @@ func TestMCPStdio(t *testing.T) {
 				{tool: "query", args: map[string]any{"query": "query q( {"}, isError: true, contains: `"code":"bad_request"`},
 				{tool: "branches_list", contains: "branches: main"},
 			}},
-		{name: "served", args: []string{"mcp", "--server", hs.URL, "--graph", "social"}, env: []string{"OMNIGRAPH_BEARER_TOKEN=tr"},
+		{name: "served", args: []string{"mcp", "--server", srvURL, "--graph", "social"}, env: []string{"OMNIGRAPH_BEARER_TOKEN=tr"},
 			tools: []string{"unemployed"},
 			calls: []call{
 				{tool: "unemployed", contains: "unemployed: 2 rows"},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/omnigraph-go/omnigraph"
 )
@@ -28,6 +29,20 @@ type commitJSON struct {
 	MergedParentCommitID *string `json:"merged_parent_commit_id"`
 	ActorID              *string `json:"actor_id"`
 	CreatedAt            int64   `json:"created_at"` // Unix microseconds
+}
+
+// info is the commit a served command received (the server's
+// CommitOutput has this shape), for the text printers.
+func (c commitJSON) info() omnigraph.CommitInfo {
+	deref := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	return omnigraph.CommitInfo{ID: c.GraphCommitID, Branch: deref(c.GraphBranch), ManifestVersion: c.GraphManifestVersion,
+		Parent: deref(c.ParentCommitID), MergedParent: deref(c.MergedParentCommitID), Actor: deref(c.ActorID),
+		CreatedAt: time.UnixMicro(c.CreatedAt)}
 }
 
 func strPtr(s string) *string {

@@ -2,22 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/cluster"
 	"github.com/omnigraph-go/omnigraph/internal/policy"
 	"github.com/spf13/cobra"
 )
 
-func sortedMapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedMapKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // appliedCluster loads the applied revision of --cluster (a directory, a
 // storage root, or a name under clusters: in the operator config).
@@ -34,9 +28,20 @@ func (a *app) appliedCluster(cmd *cobra.Command) (*cluster.Applied, error) {
 	return cluster.LoadApplied(cmd.Context(), src, cluster.Options{PID: os.Getpid()})
 }
 
-// policyScope picks the bundles a policy command checks: the bundle of
-// --graph (or of the only graph that has one) and the cluster bundle.
-func (a *app) policyScope(app *cluster.Applied) (graph *cluster.AppliedGraph, err error) {
+// policyScope loads the applied cluster and picks the bundles a policy
+// command checks: the bundle of --graph (or of the only graph that has
+// one) and the cluster bundle.
+func (a *app) policyScope(cmd *cobra.Command) (*cluster.Applied, *cluster.AppliedGraph, error) {
+	app, err := a.appliedCluster(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := a.policyGraph(app)
+	return app, g, err
+}
+
+// policyGraph is the graph whose bundle policyScope picks (nil: none).
+func (a *app) policyGraph(app *cluster.Applied) (*cluster.AppliedGraph, error) {
 	if a.g.graph != "" {
 		g := app.Graph(a.g.graph)
 		if g == nil {
@@ -153,11 +158,7 @@ or a storage root URI; --graph picks the graph when several have bundles).`,
 			if err != nil {
 				return err
 			}
-			app, err := a.appliedCluster(cmd)
-			if err != nil {
-				return err
-			}
-			g, err := a.policyScope(app)
+			app, g, err := a.policyScope(cmd)
 			if err != nil {
 				return err
 			}
@@ -210,11 +211,7 @@ or a storage root URI; --graph picks the graph when several have bundles).`,
 			if !req.Action.Valid() {
 				return usagef("unknown --action %q", action)
 			}
-			app, err := a.appliedCluster(cmd)
-			if err != nil {
-				return err
-			}
-			g, err := a.policyScope(app)
+			app, g, err := a.policyScope(cmd)
 			if err != nil {
 				return err
 			}

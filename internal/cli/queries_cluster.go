@@ -21,6 +21,20 @@ type storedQueryJSON struct {
 	Instruction *string     `json:"instruction,omitempty"`
 }
 
+// signature renders the query as the listings print it:
+// "NAME (read|mutation) ($p: Kind, …)".
+func (q storedQueryJSON) signature() string {
+	kind := "read"
+	if q.Mutation {
+		kind = "mutation"
+	}
+	ps := make([]string, len(q.Params))
+	for i, p := range q.Params {
+		ps[i] = "$" + p.Name + ": " + p.Kind
+	}
+	return fmt.Sprintf("%s (%s) (%s)", q.Name, kind, strings.Join(ps, ", "))
+}
+
 type paramJSON struct {
 	Name      string  `json:"name"`
 	Kind      string  `json:"kind"`
@@ -96,15 +110,7 @@ func (a *app) printClusterQueries(out map[string][]storedQueryJSON, asJSON bool)
 	}
 	for _, id := range sortedMapKeys(out) {
 		for _, q := range out[id] {
-			kind := "read"
-			if q.Mutation {
-				kind = "mutation"
-			}
-			ps := make([]string, len(q.Params))
-			for i, p := range q.Params {
-				ps[i] = "$" + p.Name + ": " + p.Kind
-			}
-			fmt.Fprintf(a.io.Out, "%s.%s (%s) (%s)\n", id, q.Name, kind, strings.Join(ps, ", "))
+			fmt.Fprintf(a.io.Out, "%s.%s\n", id, q.signature())
 		}
 	}
 	return nil

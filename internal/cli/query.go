@@ -193,6 +193,19 @@ while rows are written (the timeout passing) ends the output there, exit 1.`,
 	return cmd
 }
 
+// openQuery opens the graph of a local query or mutate and returns the
+// NAME argument ("": the source's only query).
+func (a *app) openQuery(cmd *cobra.Command, args []string) (*omnigraph.Graph, string, error) {
+	g, _, err := a.open(cmd, nil, "")
+	if err != nil {
+		return nil, "", err
+	}
+	if len(args) > 0 {
+		return g, args[0], nil
+	}
+	return g, "", nil
+}
+
 func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error {
 	// --format/--json, else the operator config's defaults.output, else
 	// table (spec/surfaces.md §1.5).
@@ -208,13 +221,9 @@ func (a *app) runQuery(cmd *cobra.Command, args []string, o *queryOptions) error
 	if err != nil {
 		return err
 	}
-	g, _, err := a.open(cmd, nil, "")
+	g, name, err := a.openQuery(cmd, args)
 	if err != nil {
 		return err
-	}
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
 	}
 	t := omnigraph.Target{Branch: o.branch, Snapshot: o.snapshot}
 	// The rows are projected, encoded and written in batches as the
@@ -265,13 +274,9 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 	if err != nil {
 		return err
 	}
-	g, _, err := a.open(cmd, nil, "")
+	g, name, err := a.openQuery(cmd, args)
 	if err != nil {
 		return err
-	}
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
 	}
 	res, qname, err := g.Mutate(cmd.Context(), o.branch, src, name, params, omnigraph.MutateOptions{Actor: a.g.as, IfCommit: o.ifCommit})
 	var pf *omnigraph.PreconditionFailedError

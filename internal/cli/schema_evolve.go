@@ -46,6 +46,7 @@ unsupported change is printed with supported: false.`,
 			if err != nil {
 				return err
 			}
+			a.schemaWarnings(o.schemaPath, p.Warnings)
 			if o.json {
 				return a.printJSON(p)
 			}
@@ -63,14 +64,13 @@ unsupported change is printed with supported: false.`,
 	return cmd
 }
 
-// openForSchema reads --schema (printing its warnings) and opens the
-// graph, for schema plan and apply.
+// openForSchema reads --schema and opens the graph, for schema plan and
+// apply (which print the schema's warnings from their plan).
 func (a *app) openForSchema(cmd *cobra.Command, args []string, o *schemaChangeOptions) ([]byte, *omnigraph.Graph, string, error) {
 	src, err := os.ReadFile(o.schemaPath)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	a.schemaWarnings(o.schemaPath, src)
 	g, uri, err := a.open(cmd, args, "")
 	return src, g, uri, err
 }
@@ -106,6 +106,7 @@ breaks, are refused before anything is written.`,
 			if err != nil {
 				return err
 			}
+			a.schemaWarnings(o.schemaPath, res.Plan.Warnings)
 			if o.json {
 				out := schemaApplyJSON{URI: uri, Supported: res.Plan.Supported, Applied: res.Applied,
 					StepCount: len(res.Plan.Steps), Steps: res.Plan.Steps}

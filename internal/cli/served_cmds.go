@@ -126,25 +126,37 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	return keys, nil
 }
 
+// servedSource reads what a served query or mutate runs: the NAME
+// argument and the source flags; stored says no source was given, so NAME
+// is a stored query of the server (the catalog lane).
+func servedSource(cmd *cobra.Command, args []string) (name string, src sourceOptions, stored bool) {
+	if len(args) > 0 {
+		name = args[0]
+	}
+	src = sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
+		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
+	return name, src, src.queryFile == "" && src.queryStr == ""
+}
+
+// storedParams checks that a stored query or mutation (what) is named and
+// reads its parameters.
+func (a *app) storedParams(name string, src sourceOptions, what string) (map[string]any, error) {
+	if name == "" {
+		return nil, usagef("give a stored %s NAME, or the query with --query FILE or -e SOURCE", what)
+	}
+	return parseParams(a.io.In, src.params, src.paramsFile)
+}
+
 func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) error {
 	format, err := a.readFormat(cmd, "")
 	if err != nil {
 		return err
 	}
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
-	}
+	name, src, stored := servedSource(cmd, args)
 	branch, snapshot := flagString(cmd, "branch"), flagString(cmd, "snapshot")
-	src := sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
-		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
 	var raw json.RawMessage
-	if src.queryFile == "" && src.queryStr == "" {
-		// The catalog lane: NAME is a stored query of the server.
-		if name == "" {
-			return usagef("give a stored query NAME, or the query with --query FILE or -e SOURCE")
-		}
-		params, err := parseParams(a.io.In, src.params, src.paramsFile)
+	if stored {
+		params, err := a.storedParams(name, src, "query")
 		if err != nil {
 			return err
 		}
@@ -174,20 +186,12 @@ func (a *app) servedQuery(cmd *cobra.Command, args []string, rc *remote.Client) 
 }
 
 func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client) error {
-	name := ""
-	if len(args) > 0 {
-		name = args[0]
-	}
+	name, src, stored := servedSource(cmd, args)
 	branch, ifCommit, asJSON := flagString(cmd, "branch"), flagString(cmd, "if-commit"), flagBool(cmd, "json")
-	src := sourceOptions{queryFile: flagString(cmd, "query"), queryStr: flagString(cmd, "query-string"),
-		params: flagString(cmd, "params"), paramsFile: flagString(cmd, "params-file")}
 	var raw json.RawMessage
 	var err error
-	if src.queryFile == "" && src.queryStr == "" {
-		if name == "" {
-			return usagef("give a stored mutation NAME, or the query with --query FILE or -e SOURCE")
-		}
-		params, perr := parseParams(a.io.In, src.params, src.paramsFile)
+	if stored {
+		params, perr := a.storedParams(name, src, "mutation")
 		if perr != nil {
 			return perr
 		}
@@ -423,34 +427,13 @@ func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Cl
 	return nil
 }
 
-// commitOut is CommitOutput as the server sends it.
-type commitOut struct {
-	ID              string  `json:"graph_commit_id"`
-	Branch          *string `json:"graph_branch"`
-	ManifestVersion int64   `json:"graph_manifest_version"`
-	Parent          *string `json:"parent_commit_id"`
-	MergedParent    *string `json:"merged_parent_commit_id"`
-	Actor           *string `json:"actor_id"`
-}
-
-func (c commitOut) info() omnigraph.CommitInfo {
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
-	return omnigraph.CommitInfo{ID: c.ID, Branch: deref(c.Branch), ManifestVersion: c.ManifestVersion,
-		Parent: deref(c.Parent), MergedParent: deref(c.MergedParent), Actor: deref(c.Actor)}
-}
-
 func (a *app) servedCommitList(cmd *cobra.Command, _ []string, rc *remote.Client) error {
 	raw, err := rc.Commits(cmd.Context(), flagString(cmd, "branch"))
 	if err != nil {
 		return err
 	}
 	var out struct {
-		Commits []commitOut `json:"commits"`
+		Commits []commitJSON `json:"commits"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return err
@@ -482,7 +465,7 @@ func (a *app) servedCommitShow(cmd *cobra.Command, args []string, rc *remote.Cli
 	if flagBool(cmd, "json") {
 		return a.printRaw(raw)
 	}
-	var c commitOut
+	var c commitJSON
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}
@@ -554,29 +537,13 @@ func (a *app) newQueriesCmd() *cobra.Command {
 				return a.printRaw(raw)
 			}
 			var out struct {
-				Queries []struct {
-					Name     string `json:"name"`
-					Mutation bool   `json:"mutation"`
-					Params   []struct {
-						Name string `json:"name"`
-						Kind string `json:"kind"`
-					} `json:"params"`
-					Description *string `json:"description"`
-				} `json:"queries"`
+				Queries []storedQueryJSON `json:"queries"`
 			}
 			if err := json.Unmarshal(raw, &out); err != nil {
 				return err
 			}
 			for _, q := range out.Queries {
-				kind := "read"
-				if q.Mutation {
-					kind = "mutation"
-				}
-				ps := make([]string, len(q.Params))
-				for i, p := range q.Params {
-					ps[i] = "$" + p.Name + ": " + p.Kind
-				}
-				line := fmt.Sprintf("%s (%s) (%s)", q.Name, kind, strings.Join(ps, ", "))
+				line := q.signature()
 				if q.Description != nil && *q.Description != "" {
 					line += "  " + *q.Description
 				}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +12,7 @@ import (
 // server (internal/server over an embedded graph), so the client and the
 // server agree on routes, shapes and statuses, not just on the spec.
 func TestServedAgainstServer(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("OMNIGRAPH_HOME", home)
-	t.Setenv("OMNIGRAPH_PROFILE", "")
+	home := freshHome(t)
 	dir := t.TempDir()
 	schema := writeFile(t, dir, "s.pg", "node Person {\n    name: String @key\n    age: I32?\n}\n\nedge Knows: Person -> Person\n")
 	uri := filepath.Join(dir, "g.omni")
@@ -24,17 +20,12 @@ func TestServedAgainstServer(t *testing.T) {
 		t.Fatal(errs)
 	}
 	stored := "query get_person($name: String) {\n    match {\n        $p: Person { name: $name }\n    }\n    return { $p.name, $p.age }\n}\n"
-	srv, err := server.New(context.Background(), server.Config{
+	srvURL := serve(t, server.Config{
 		Graphs:     []server.GraphConfig{{ID: "knowledge", URI: uri, Queries: []server.StoredQuery{{Name: "get_person", Source: stored}}}},
 		Tokens:     []server.Token{{Actor: "act-writer", Token: "tw"}},
 		Authorizer: server.AllowAll{},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	writeFile(t, home, "config.yaml", "servers:\n  dev: { url: "+hs.URL+" }\nprofiles:\n  work: { server: dev, default_graph: knowledge }\n")
+	writeFile(t, home, "config.yaml", "servers:\n  dev: { url: "+srvURL+" }\nprofiles:\n  work: { server: dev, default_graph: knowledge }\n")
 	t.Setenv("OMNIGRAPH_TOKEN_DEV", "tw")
 	data := writeFile(t, dir, "d.jsonl", `{"type":"Person","data":{"name":"Ada","age":36}}`+"\n"+`{"type":"Person","data":{"name":"Bob","age":41}}`+"\n"+`{"edge":"Knows","from":"Ada","to":"Bob"}`+"\n")
 
@@ -70,6 +61,11 @@ func TestServedAgainstServer(t *testing.T) {
 				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, s.code, out, errs)
 			}
 		})
+	}
+	// The text listing shows when each commit was made, as the embedded one
+	// does (the server sends created_at).
+	if code, out, errs := runCLI(t, "commit", "list", "--profile", "work"); code != 0 || out == "" || strings.Contains(out, "0001-01-01") {
+		t.Fatalf("commit list: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ := runCLI(t, "commit", "list", "--profile", "work", "--limit", "1", "--json")
 	if code != 0 {

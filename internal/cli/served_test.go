@@ -108,9 +108,7 @@ func (f *fakeServer) handler(t *testing.T) http.Handler {
 }
 
 func TestServedMode(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("OMNIGRAPH_HOME", home)
-	t.Setenv("OMNIGRAPH_PROFILE", "")
+	home := freshHome(t)
 	t.Setenv("OMNIGRAPH_BEARER_TOKEN", "")
 	f := &fakeServer{bodies: map[string]string{}}
 	srv := httptest.NewServer(f.handler(t))

@@ -177,29 +177,27 @@ func TestShellTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scr.expect(t, "omnigraph shell on "+dir+" (branch main)")
-	scr.expect(t, "omnigraph(main)> ")
-	send("match { $p: Person } return { $p.name } order { $p.name asc };\r")
-	scr.expect(t, "shell (4 rows)")
-	scr.expect(t, "Diana")
-	scr.expect(t, "omnigraph(main)> ")
-	send(":branch feature\r")
-	scr.expect(t, "switched to branch feature")
-	scr.expect(t, "omnigraph(feature)> ")
-	send("\x1b[A\x1b[A\r") // Up twice: the query before :branch
-	scr.expect(t, "shell (4 rows)")
-	scr.expect(t, "Eve")
-	scr.expect(t, "omnigraph(feature)> ")
-	send("query bob() {\r")
-	scr.expect(t, "..> ")
-	send("  match { $p: Person { name: \"Bob\" } }\r  return { $p.name, $p.age }\r}\r")
-	scr.expect(t, "bob (1 row)")
-	scr.expect(t, "Bob     27")
-	scr.expect(t, "omnigraph(feature)> ")
-	send("bogus;\r")
-	scr.expect(t, "error: parse error")
-	scr.expect(t, "omnigraph(feature)> ")
-	send(":quit\r")
+	// The conversation: what is typed, then what the screen shows, in order.
+	for _, step := range []struct {
+		send string
+		want []string
+	}{
+		{"", []string{"omnigraph shell on " + dir + " (branch main)", "omnigraph(main)> "}},
+		{"match { $p: Person } return { $p.name } order { $p.name asc };\r", []string{"shell (4 rows)", "Diana", "omnigraph(main)> "}},
+		{":branch feature\r", []string{"switched to branch feature", "omnigraph(feature)> "}},
+		{"\x1b[A\x1b[A\r", []string{"shell (4 rows)", "Eve", "omnigraph(feature)> "}}, // Up twice: the query before :branch
+		{"query bob() {\r", []string{"..> "}},
+		{"  match { $p: Person { name: \"Bob\" } }\r  return { $p.name, $p.age }\r}\r", []string{"bob (1 row)", "Bob     27", "omnigraph(feature)> "}},
+		{"bogus;\r", []string{"error: parse error", "omnigraph(feature)> "}},
+		{":quit\r", nil},
+	} {
+		if step.send != "" {
+			send(step.send)
+		}
+		for _, w := range step.want {
+			scr.expect(t, w)
+		}
+	}
 	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError
 		errors.As(err, &ee)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/omnigraph-go/omnigraph/internal/integrity"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/storeuri"
 )
 
@@ -31,11 +32,7 @@ object and what refers to it). ` + "`omnigraph repair`" + ` restores lost or dam
 branch refs.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			st, err := storeuri.Open(uri, false)
+			uri, st, err := a.rawStore(args)
 			if err != nil {
 				return err
 			}
@@ -120,11 +117,7 @@ preview names, and pick another with --commit if it is not the one you expect.`,
 			if at != "" && branch == "" {
 				return usagef("--commit needs --branch")
 			}
-			uri, err := a.graphURI(args, "")
-			if err != nil {
-				return err
-			}
-			st, err := storeuri.Open(uri, false)
+			uri, st, err := a.rawStore(args)
 			if err != nil {
 				return err
 			}
@@ -185,4 +178,16 @@ func (a *app) printRepair(rep *integrity.RepairReport) {
 	if rep.Preview {
 		fmt.Fprintln(a.io.Out, "preview only: run again with --confirm to restore")
 	}
+}
+
+// rawStore opens the store of the graph the arguments name, below the
+// engine: verify and repair read objects a damaged graph's engine could
+// not open.
+func (a *app) rawStore(args []string) (string, storage.Store, error) {
+	uri, err := a.graphURI(args, "")
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := storeuri.Open(uri, false)
+	return uri, st, err
 }

@@ -149,7 +149,16 @@ func TestVerifyNamesDamage(t *testing.T) {
 			return key
 		}, false, true},
 		{"ref garbled", func(t *testing.T, dir string) string {
-			replaceIn(t, dir, "refs/heads/feature", `"seq":2`, `"seq":3`)
+			// A fork continues its source's seq: garble whatever it is.
+			ref, err := os.ReadFile(filepath.Join(dir, "refs", "heads", "feature"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := regexp.MustCompile(`"seq":[0-9]+`).Find(ref)
+			if seq == nil {
+				t.Fatalf("no seq in %s", ref)
+			}
+			replaceIn(t, dir, "refs/heads/feature", string(seq), `"seq":999`)
 			return "refs/heads/feature"
 		}, false, false},
 		{"main ref deleted", func(t *testing.T, dir string) string {

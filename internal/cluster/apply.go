@@ -19,20 +19,11 @@ import (
 func Apply(ctx context.Context, dir, actor string, o Options) *ApplyReport {
 	r := &ApplyReport{Report: Report{Command: "apply", Config: dir}, Actor: actor, Changes: []Change{}}
 	defer r.finish()
-	s := openSession(ctx, dir, &r.Report, o)
+	s, led, release := openLocked(ctx, dir, "apply", &r.Report, o)
 	if s == nil {
 		return r
 	}
-	_, release, ok := s.lock(ctx, "apply", &r.Report, o)
-	if !ok {
-		return r
-	}
 	defer release()
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
-		return r
-	}
 	r.StateRevision, r.ConfigDigest = led.state.StateRevision, led.state.AppliedRevision.ConfigDigest
 	if led.etag == "" {
 		r.add(errorf(CodeStateMissing, "", "no %s: run `omnigraph cluster import --config %s` first", stateKey, dir))

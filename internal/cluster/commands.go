@@ -36,13 +36,66 @@ func openSession(ctx context.Context, dir string, r *Report, o Options) *session
 	if d == nil {
 		return nil
 	}
-	r.StorageRoot = d.Root
-	st, err := o.open(ctx, d.Root)
-	if err != nil {
-		r.add(errorf(CodeStorage, "", "open storage root %s: %v", d.Root, err))
+	st := openRoot(ctx, d.Root, r, o)
+	if st == nil {
 		return nil
 	}
 	return &session{d: d, st: st}
+}
+
+// openRoot opens the storage root for r (naming it in r.StorageRoot); nil,
+// with the failure recorded in r, when it cannot.
+func openRoot(ctx context.Context, root string, r *Report, o Options) storage.Store {
+	r.StorageRoot = root
+	st, err := o.open(ctx, root)
+	if err != nil {
+		r.add(errorf(CodeStorage, "", "open storage root %s: %v", root, err))
+		return nil
+	}
+	return st
+}
+
+// openConfigRoot is openRoot for the commands that need only the storage
+// root of the config in dir (configRoot), not a valid desired state.
+func openConfigRoot(ctx context.Context, dir string, r *Report, o Options) storage.Store {
+	root, _, diags := configRoot(dir)
+	r.add(diags...)
+	if root == "" {
+		return nil
+	}
+	return openRoot(ctx, root, r, o)
+}
+
+// readLedger reads the state ledger; nil, with the failure recorded in r,
+// when it cannot.
+func readLedger(ctx context.Context, st storage.Store, r *Report) *ledger {
+	led, err := readState(ctx, st)
+	if err != nil {
+		r.add(stateDiag(err))
+		return nil
+	}
+	return led
+}
+
+// openLocked is how a state-mutating command starts: it opens the session,
+// takes the state lock for op and reads the ledger. On failure it records
+// why in r, holds no lock and returns a nil session; otherwise the caller
+// defers release.
+func openLocked(ctx context.Context, dir, op string, r *Report, o Options) (*session, *ledger, func()) {
+	s := openSession(ctx, dir, r, o)
+	if s == nil {
+		return nil, nil, nil
+	}
+	_, release, ok := s.lock(ctx, op, r, o)
+	if !ok {
+		return nil, nil, nil
+	}
+	led := readLedger(ctx, s.st, r)
+	if led == nil {
+		release()
+		return nil, nil, nil
+	}
+	return s, led, release
 }
 
 // lock takes the state lock when the config enables it. It returns the
@@ -90,9 +143,8 @@ func Plan(ctx context.Context, dir string, o Options) *PlanReport {
 	if l != nil {
 		r.LockAcquired, r.AcquiredLockID = true, l.LockID
 	}
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
+	led := readLedger(ctx, s.st, &r.Report)
+	if led == nil {
 		return r
 	}
 	r.StateCAS, r.StateRevision, r.StatePresent = led.cas(), led.state.StateRevision, led.etag != ""
@@ -142,15 +194,8 @@ func Status(ctx context.Context, dir string, o Options) *StatusReport {
 	r := &StatusReport{Report: Report{Command: "status", Config: dir}, Resources: map[string]ResourceState{},
 		ResourceStatuses: map[string]ResourceStatus{}, PendingRecoveries: []string{}}
 	defer r.finish()
-	root, _, diags := configRoot(dir)
-	r.add(diags...)
-	if root == "" {
-		return r
-	}
-	r.StorageRoot = root
-	st, err := o.open(ctx, root)
-	if err != nil {
-		r.add(errorf(CodeStorage, "", "open storage root %s: %v", root, err))
+	st := openConfigRoot(ctx, dir, &r.Report, o)
+	if st == nil {
 		return r
 	}
 	if held, err := readLock(ctx, st); err == nil {
@@ -163,9 +208,8 @@ func Status(ctx context.Context, dir string, o Options) *StatusReport {
 		r.PendingRecoveries = append(r.PendingRecoveries, rec.key())
 		r.add(warnf(CodeRecoveryPending, graphAddr(rec.Graph), "pending %s sidecar %s", rec.Operation, rec.key()))
 	}
-	led, err := readState(ctx, st)
-	if err != nil {
-		r.add(stateDiag(err))
+	led := readLedger(ctx, st, &r.Report)
+	if led == nil {
 		return r
 	}
 	if led.etag == "" {
@@ -185,15 +229,8 @@ func Status(ctx context.Context, dir string, o Options) *StatusReport {
 func ForceUnlock(ctx context.Context, dir, lockID string, o Options) *UnlockReport {
 	r := &UnlockReport{Report: Report{Command: "force-unlock", Config: dir}, LockID: lockID}
 	defer r.finish()
-	root, _, diags := configRoot(dir)
-	r.add(diags...)
-	if root == "" {
-		return r
-	}
-	r.StorageRoot = root
-	st, err := o.open(ctx, root)
-	if err != nil {
-		r.add(errorf(CodeStorage, "", "open storage root %s: %v", root, err))
+	st := openConfigRoot(ctx, dir, &r.Report, o)
+	if st == nil {
 		return r
 	}
 	held, err := readLock(ctx, st)
@@ -228,9 +265,8 @@ func Approve(ctx context.Context, dir, resource, actor string, o Options) *Appro
 	if s == nil {
 		return r
 	}
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
+	led := readLedger(ctx, s.st, &r.Report)
+	if led == nil {
 		return r
 	}
 	changes, approvals, _ := computePlan(ctx, s.d, led, s.st, o)

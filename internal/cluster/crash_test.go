@@ -133,12 +133,7 @@ func mustLocal(t *testing.T, dir string) storage.Store {
 // root.
 func TestDeleteCrashAfterPublishFinishes(t *testing.T) {
 	ctx := t.Context()
-	two := strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1)
-	dir := writeCluster(t, map[string]string{"cluster.yaml": two})
-	mustOK(t, Import(ctx, dir, Options{}).Report)
-	mustOK(t, Apply(ctx, dir, "op", Options{}).Report)
-	writeFile(t, dir, "cluster.yaml", testClusterYAML)
-	mustOK(t, Approve(ctx, dir, "graph.scratch", "op", Options{}).Report)
+	dir := approvedScratchDelete(t)
 	disable := failpoint.Enable("cluster/after-state-cas", failpoint.Error)
 	Apply(ctx, dir, "op", Options{})
 	disable()

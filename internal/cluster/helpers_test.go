@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 const testSchema = `node Person {
@@ -15,17 +17,7 @@ const testSchema = `node Person {
 edge Knows: Person -> Person
 `
 
-const testQueries = `query get_person($name: String) {
-    match {
-        $p: Person { name: $name }
-    }
-    return { $p.name, $p.age }
-}
-
-query add_person($name: String) {
-    insert Person { name: $name }
-}
-`
+const testQueries = fixture.PersonQueries
 
 const testPolicy = `version: 1
 groups:
@@ -55,6 +47,22 @@ policies:
     applies_to: [knowledge]
 `
 
+// withScratch is testClusterYAML with a second graph, scratch.
+var withScratch = strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1)
+
+// approvedScratchDelete applies withScratch, then drops scratch from the
+// config and approves its deletion: the next apply deletes the graph.
+func approvedScratchDelete(t *testing.T) string {
+	t.Helper()
+	ctx := t.Context()
+	dir := writeCluster(t, map[string]string{"cluster.yaml": withScratch})
+	mustOK(t, Import(ctx, dir, Options{}).Report)
+	mustOK(t, Apply(ctx, dir, "op", Options{}).Report)
+	writeFile(t, dir, "cluster.yaml", testClusterYAML)
+	mustOK(t, Approve(ctx, dir, "graph.scratch", "op", Options{}).Report)
+	return dir
+}
+
 // writeCluster lays out a config directory; files maps relative paths to
 // contents and overrides the defaults.
 func writeCluster(t *testing.T, files map[string]string) string {
@@ -69,19 +77,7 @@ func writeCluster(t *testing.T, files map[string]string) string {
 	for k, v := range files {
 		all[k] = v
 	}
-	for rel, content := range all {
-		if content == "" {
-			continue
-		}
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return fixture.WriteFiles(t, dir, all)
 }
 
 func writeFile(t *testing.T, dir, rel, content string) {

@@ -122,8 +122,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// A binding change alone is an update marked binding_change.
-	writeFile(t, dir, "cluster.yaml", strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1)+"")
-	writeFile(t, dir, "cluster.yaml", strings.Replace(strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1), "applies_to: [knowledge]", "applies_to: [knowledge, scratch]", 1))
+	writeFile(t, dir, "cluster.yaml", strings.Replace(withScratch, "applies_to: [knowledge]", "applies_to: [knowledge, scratch]", 1))
 	p = Plan(ctx, dir, o)
 	if got := changeSummary(p.Changes); got != "create graph.scratch applied\ncreate schema.scratch applied\nupdate policy.base applied" || !p.Changes[2].BindingChange {
 		t.Fatalf("plan with new graph and binding:\n%s", got)
@@ -174,12 +173,7 @@ func TestLifecycle(t *testing.T) {
 
 func TestApprovalGoesStale(t *testing.T) {
 	ctx := t.Context()
-	two := strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1)
-	dir := writeCluster(t, map[string]string{"cluster.yaml": two})
-	mustOK(t, Import(ctx, dir, Options{}).Report)
-	mustOK(t, Apply(ctx, dir, "op", Options{}).Report)
-	writeFile(t, dir, "cluster.yaml", testClusterYAML)
-	mustOK(t, Approve(ctx, dir, "graph.scratch", "op", Options{}).Report)
+	dir := approvedScratchDelete(t)
 	// Any config drift after approving invalidates the approval.
 	writeFile(t, dir, "queries/people.gq", strings.Replace(testQueries, "$p.name, $p.age", "$p.name", 1))
 	p := Plan(ctx, dir, Options{})

@@ -26,20 +26,11 @@ func observe(ctx context.Context, dir string, o Options, isImport bool) *Observe
 	}
 	r := &ObserveReport{Report: Report{Command: cmd, Config: dir}, Observations: map[string]Observation{}}
 	defer r.finish()
-	s := openSession(ctx, dir, &r.Report, o)
+	s, led, release := openLocked(ctx, dir, cmd, &r.Report, o)
 	if s == nil {
 		return r
 	}
-	_, release, ok := s.lock(ctx, cmd, &r.Report, o)
-	if !ok {
-		return r
-	}
 	defer release()
-	led, err := readState(ctx, s.st)
-	if err != nil {
-		r.add(stateDiag(err))
-		return r
-	}
 	r.StateRevision = led.state.StateRevision
 	switch {
 	case isImport && led.etag != "":

@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +21,7 @@ func TestLifecycleOnS3(t *testing.T) {
 	}
 	ctx := t.Context()
 	root := fmt.Sprintf("%s/clusters/lifecycle-%d-%d", base, os.Getpid(), time.Now().UnixNano())
-	two := strings.Replace(testClusterYAML, "graphs:\n", "graphs:\n  scratch:\n    schema: knowledge.pg\n", 1)
-	dir := writeCluster(t, map[string]string{"cluster.yaml": "storage: " + root + "\n" + two})
+	dir := writeCluster(t, map[string]string{"cluster.yaml": "storage: " + root + "\n" + withScratch})
 	mustOK(t, Import(ctx, dir, Options{}).Report)
 	a := Apply(ctx, dir, "op", Options{})
 	mustOK(t, a.Report)

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // BenchmarkPublish measures one durable publish (commit object + ref CAS) on
@@ -46,15 +44,7 @@ func BenchmarkPublish(b *testing.B) {
 	})
 	for _, backend := range []string{"local", "mem"} {
 		b.Run("publish/"+backend, func(b *testing.B) {
-			var st storage.Store = storage.NewMem()
-			if backend == "local" {
-				l, err := storage.NewLocal(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				st = l
-			}
-			r, h := initGraph(b, st)
+			r, h := initGraph(b, backendStore(b, backend))
 			var err error
 			for i := 0; b.Loop(); i++ {
 				if h, _, err = r.Publish(ctx, PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
@@ -71,14 +61,7 @@ func BenchmarkPublish(b *testing.B) {
 func BenchmarkResolve(b *testing.B) {
 	ctx := context.Background()
 	for _, backend := range []string{"local", "mem"} {
-		var st storage.Store = storage.NewMem()
-		if backend == "local" {
-			l, err := storage.NewLocal(b.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			st = l
-		}
+		st := backendStore(b, backend)
 		w, h := initGraph(b, st)
 		for range 100 {
 			var err error

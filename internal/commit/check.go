@@ -40,26 +40,19 @@ func (r *Repo) Check(ctx context.Context) (CheckReport, error) {
 		}
 		heads = append(heads, h.Commit)
 	}
-	seen := map[ID]bool{}
 	schemas := map[string]bool{}
 	var genesis []ID
-	stack := heads
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	seen := Reach(heads, func(id ID) []ID {
 		c, err := r.Commit(ctx, id)
 		if err != nil {
 			problems = append(problems, err)
-			continue
+			return nil
 		}
 		if len(c.Parents) == 0 {
 			genesis = append(genesis, id)
 		}
 		var want uint64
+		var next []ID
 		for _, p := range c.Parents {
 			pc, err := r.Commit(ctx, p)
 			if err != nil {
@@ -67,7 +60,7 @@ func (r *Repo) Check(ctx context.Context) (CheckReport, error) {
 				continue
 			}
 			want = max(want, pc.Height+1)
-			stack = append(stack, p)
+			next = append(next, p)
 		}
 		if len(c.Parents) > 0 && c.Height != want {
 			problems = append(problems, corrupt(CommitKey(id), "height %d, parents imply %d", c.Height, want))
@@ -78,7 +71,8 @@ func (r *Repo) Check(ctx context.Context) (CheckReport, error) {
 				problems = append(problems, fmt.Errorf("schema of %s: %w", id, err))
 			}
 		}
-	}
+		return next
+	})
 	if len(heads) > 0 && len(genesis) != 1 {
 		problems = append(problems, fmt.Errorf("%w: %d genesis commits reachable, want 1", ErrCorrupt, len(genesis)))
 	}

@@ -21,14 +21,7 @@ func TestCostIndependentOfHistory(t *testing.T) {
 		t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
 			mem := storage.NewMem()
 			w, h := initGraph(t, mem)
-			var err error
-			for i := range depth {
-				// Build history directly: commits only, no data objects.
-				if h, _, err = w.Publish(ctx, PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
-					Tables: map[string]string{"node:Person": fmt.Sprintf("tables/node:Person/state/%d.json", i)}}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			deepen(t, w, h, depth)
 			cs := storage.NewCounting(mem)
 			r, err := Open(ctx, cs, Options{})
 			if err != nil {

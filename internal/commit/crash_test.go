@@ -59,10 +59,7 @@ func TestCrashInProcess(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range crashPoints {
 		t.Run(p.String(), func(t *testing.T) {
-			st, err := storage.NewLocal(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := localStore(t, t.TempDir())
 			w, h0 := initGraph(t, st)
 			old, _, err := publishOne(ctx, w, h0, "node:Person", 1)
 			if err != nil {
@@ -117,10 +114,7 @@ func TestCrashSubprocess(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, p := range crashPoints {
 		dir := t.TempDir()
-		st, err := storage.NewLocal(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := localStore(t, dir)
 		w, h0 := initGraph(t, st)
 		old, _, err := publishOne(ctx, w, h0, "node:Person", 1)
 		if err != nil {

@@ -41,6 +41,25 @@ func fixedClock() func() time.Time {
 }
 
 // initGraph initializes a graph with two tables on st.
+// backendStore is an empty store of the named backend: "local" (a
+// temporary directory) or "mem".
+func backendStore(t testing.TB, backend string) storage.Store {
+	if backend != "local" {
+		return storage.NewMem()
+	}
+	return localStore(t, t.TempDir())
+}
+
+// localStore is the local store in dir.
+func localStore(t testing.TB, dir string) *storage.Local {
+	t.Helper()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func initGraph(t testing.TB, st storage.Store) (*Repo, Head) {
 	t.Helper()
 	ctx := context.Background()
@@ -64,6 +83,20 @@ func initGraph(t testing.TB, st storage.Store) (*Repo, Head) {
 		}
 	})
 	return r, h
+}
+
+// deepen publishes depth commits on main after h, directly (commits only,
+// no data objects), and returns the new head.
+func deepen(t testing.TB, w *Repo, h Head, depth int) Head {
+	t.Helper()
+	var err error
+	for i := range depth {
+		if h, _, err = w.Publish(context.Background(), PublishRequest{Branch: MainBranch, Base: h, Kind: KindMutate,
+			Tables: map[string]string{"node:Person": fmt.Sprintf("tables/node:Person/state/%d.json", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
 }
 
 // writeOneRow simulates the table layer's work for a 1-row change: one
@@ -94,6 +127,18 @@ func publishOne(ctx context.Context, r *Repo, base Head, table string, n int) (H
 		Kind:    KindMutate,
 		Message: fmt.Sprintf("write %d", n),
 	})
+}
+
+// oneWrite initialises a graph in st and publishes one write on main
+// (publishOne); it returns the repo, the new head and its commit.
+func oneWrite(t testing.TB, st storage.Store) (*Repo, Head, *Commit) {
+	t.Helper()
+	r, h := initGraph(t, st)
+	h, c, err := publishOne(context.Background(), r, h, "node:Person", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, h, c
 }
 
 // firstParentChain returns the first-parent chain from the head of branch,

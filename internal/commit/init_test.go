@@ -3,6 +3,7 @@ package commit
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestInitRefusesExistingGraph(t *testing.T) {
 	if w := writes(cs.Snapshot()); w != 0 {
 		t.Fatalf("refused init wrote %d objects", w)
 	}
-	if after := snapshotObjects(t, mem); !equalMaps(before, after) {
+	if after := snapshotObjects(t, mem); !maps.Equal(before, after) {
 		t.Fatal("refused init changed stored objects")
 	}
 }
@@ -68,14 +69,7 @@ func TestInitRace(t *testing.T) {
 	ctx := context.Background()
 	for _, backend := range []string{"mem", "local"} {
 		t.Run(backend, func(t *testing.T) {
-			var st storage.Store = storage.NewMem()
-			if backend == "local" {
-				l, err := storage.NewLocal(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				st = l
-			}
+			st := backendStore(t, backend)
 			const n = 8
 			var wg sync.WaitGroup
 			heads := make([]Head, n)
@@ -158,18 +152,6 @@ func snapshotObjects(t testing.TB, st storage.Store) map[string]string {
 	return out
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // TestInitKilled: a process killed anywhere inside init leaves a location
 // that Open refuses and a second init completes.
 func TestInitKilled(t *testing.T) {
@@ -183,10 +165,7 @@ func TestInitKilled(t *testing.T) {
 			if code, _ := subprocess(t, "init", dir, failpoint.EnvVar+"="+fp+"=exit"); code != failpoint.ExitCode {
 				t.Fatalf("init exited %d, want %d", code, failpoint.ExitCode)
 			}
-			st, err := storage.NewLocal(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := localStore(t, dir)
 			if _, err := Open(ctx, st, Options{}); !errors.Is(err, ErrNotInitialized) {
 				t.Fatalf("open after killed init: %v", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,15 +25,8 @@ func flips(b byte) []byte {
 	case b >= 'a' && b < 'z' || b >= 'A' && b < 'Z':
 		cand = append(cand, b+1)
 	}
-	var out []byte
-	seen := map[byte]bool{b: true}
-	for _, c := range cand {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	return out
+	slices.Sort(cand)
+	return slices.DeleteFunc(slices.Compact(cand), func(c byte) bool { return c == b })
 }
 
 // TestChecksumEverySingleByteChange changes every byte of a stamp, a ref and
@@ -43,11 +37,7 @@ func flips(b byte) []byte {
 func TestChecksumEverySingleByteChange(t *testing.T) {
 	ctx := context.Background()
 	mem := storage.NewMem()
-	r, h := initGraph(t, mem)
-	h, c, err := publishOne(ctx, r, h, "node:Person", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h, c := oneWrite(t, mem)
 	type object struct {
 		key    string
 		decode func(data []byte) (any, error)
@@ -125,11 +115,7 @@ func TestStrictGraphRequiresChecksums(t *testing.T) {
 	for _, strict := range []bool{true, false} {
 		t.Run(map[bool]string{true: "strict", false: "legacy"}[strict], func(t *testing.T) {
 			mem := storage.NewMem()
-			r, h := initGraph(t, mem)
-			h, c, err := publishOne(ctx, r, h, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, h, c := oneWrite(t, mem)
 			if !strict {
 				mem.Put(ctx, StampKey, []byte(`{"format":"omnigraph","version":1,"created_at":1}`+"\n"))
 			}
@@ -221,15 +207,11 @@ func TestCheckTables(t *testing.T) {
 func TestMissingMainWithHistory(t *testing.T) {
 	ctx := context.Background()
 	mem := storage.NewMem()
-	r, h := initGraph(t, mem)
-	h, c, err := publishOne(ctx, r, h, "node:Person", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h, c := oneWrite(t, mem)
 	if err := mem.Delete(ctx, RefKey(MainBranch)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(ctx, mem, Options{})
+	_, err := Open(ctx, mem, Options{})
 	if !errors.Is(err, ErrMissingRef) || !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open: %v, want ErrMissingRef", err)
 	}

@@ -49,16 +49,8 @@ func (r *Repo) Log(ctx context.Context, from ID, opts LogOptions) ([]*Commit, er
 	for q.Len() > 0 && !full() {
 		c := heap.Pop(q).(*Commit)
 		out = append(out, c)
-		for _, p := range c.Parents {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			pc, err := r.Commit(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			heap.Push(q, pc)
+		if err := r.pushParents(ctx, q, seen, c, nil); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -138,29 +130,54 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b ID) (bool, error) {
 		if c.Height <= ca.Height {
 			continue // no parent of c can be at a's height or above it
 		}
-		for _, p := range c.Parents {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			pc, err := r.Commit(ctx, p)
-			if err != nil {
-				return false, err
-			}
-			if pc.Height >= ca.Height {
-				heap.Push(q, pc)
-			}
+		if err := r.pushParents(ctx, q, seen, c, func(pc *Commit) bool { return pc.Height >= ca.Height }); err != nil {
+			return false, err
 		}
 	}
 	return false, nil
 }
 
-// commitHeap is a max-heap by (height, created_at, id).
-type commitHeap []*Commit
+// Reach calls visit once for each commit id reachable from ids, depth
+// first, following the ids visit returns (a commit's parents, or fewer);
+// it returns every id visited. It reads nothing itself.
+func Reach(ids []ID, visit func(ID) []ID) map[ID]bool {
+	seen := map[ID]bool{}
+	stack := append([]ID(nil), ids...)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		stack = append(stack, visit(id)...)
+	}
+	return seen
+}
 
-func (h commitHeap) Len() int { return len(h) }
-func (h commitHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+// pushParents reads the parents of c not seen yet, marks them seen and
+// pushes those keep accepts (nil: all) onto q.
+func (r *Repo) pushParents(ctx context.Context, q *commitHeap, seen map[ID]bool, c *Commit, keep func(*Commit) bool) error {
+	for _, p := range c.Parents {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		pc, err := r.Commit(ctx, p)
+		if err != nil {
+			return err
+		}
+		if keep == nil || keep(pc) {
+			heap.Push(q, pc)
+		}
+	}
+	return nil
+}
+
+// Newer reports whether a comes before b in history order, newest first:
+// by height, then created_at, then id, all descending (the order of Log,
+// and of MergeBase's tie-break).
+func Newer(a, b *Commit) bool {
 	if a.Height != b.Height {
 		return a.Height > b.Height
 	}
@@ -169,8 +186,14 @@ func (h commitHeap) Less(i, j int) bool {
 	}
 	return a.ID.Compare(b.ID) > 0
 }
-func (h commitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *commitHeap) Push(x any)   { *h = append(*h, x.(*Commit)) }
+
+// commitHeap is a max-heap in Newer order.
+type commitHeap []*Commit
+
+func (h commitHeap) Len() int           { return len(h) }
+func (h commitHeap) Less(i, j int) bool { return Newer(h[i], h[j]) }
+func (h commitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *commitHeap) Push(x any)        { *h = append(*h, x.(*Commit)) }
 func (h *commitHeap) Pop() any {
 	old := *h
 	c := old[len(old)-1]

@@ -3,6 +3,7 @@ package commit
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -28,7 +29,7 @@ func TestPublishBasics(t *testing.T) {
 		"node:Company": g.Tables["node:Company"], // unchanged table reuses the parent's state
 		"edge:Knows":   "tables/edge:Knows/state/k1.json",
 	}
-	if !equalMaps(c1.Tables, want) || c1.Schema != g.Schema || c1.Actor != "bob" || c1.Kind != KindLoad {
+	if !maps.Equal(c1.Tables, want) || c1.Schema != g.Schema || c1.Actor != "bob" || c1.Kind != KindLoad {
 		t.Fatalf("commit %+v", c1)
 	}
 
@@ -38,7 +39,7 @@ func TestPublishBasics(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, gc, err := r2.Resolve(ctx, MainBranch)
-	if err != nil || got != h1 || !equalMaps(gc.Tables, want) {
+	if err != nil || got != h1 || !maps.Equal(gc.Tables, want) {
 		t.Fatalf("resolve %+v %+v %v", got, gc, err)
 	}
 

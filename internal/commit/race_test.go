@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // TestConcurrentPublishLinear: 16 goroutines and 4 OS processes publish on
@@ -20,10 +18,7 @@ func TestConcurrentPublishLinear(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
 	initGraph(t, st)
 
 	const goroutines, perGoroutine = 16, 5

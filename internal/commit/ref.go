@@ -332,11 +332,21 @@ func (r *Repo) CreateBranch(ctx context.Context, branch string, at ID) (Head, er
 }
 
 // CreateBranchAt is CreateBranch with the fork point still to be resolved
-// (e.g. a source branch's head): resolve runs concurrently with the
-// prefix-conflict listing, so on an object store the create costs two
-// round trips (resolve ‖ list, then the conditional put) instead of three.
-// A resolve error wins over a name conflict.
+// (e.g. a revision): resolve runs concurrently with the prefix-conflict
+// listing, so on an object store the create costs two round trips (resolve
+// ‖ list, then the conditional put) instead of three. A resolve error wins
+// over a name conflict. The new ref starts at seq 1; ForkBranch creates a
+// branch from another branch's head.
 func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(context.Context) (ID, error)) (Head, error) {
+	return r.createBranchAt(ctx, branch, func(ctx context.Context) (ID, uint64, error) {
+		id, err := resolve(ctx)
+		return id, 1, err
+	})
+}
+
+// createBranchAt is CreateBranchAt with resolve also choosing the new ref's
+// seq (a fork continues its source's).
+func (r *Repo) createBranchAt(ctx context.Context, branch string, resolve func(context.Context) (ID, uint64, error)) (Head, error) {
 	if r.readOnly {
 		return Head{}, ErrReadOnly
 	}
@@ -345,7 +355,7 @@ func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(c
 	}
 	checked := make(chan error, 1)
 	go func() { checked <- r.checkNewBranch(ctx, branch) }()
-	at, err := resolve(ctx)
+	at, seq, err := resolve(ctx)
 	if err == nil {
 		_, err = r.Commit(ctx, at)
 	}
@@ -359,9 +369,9 @@ func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(c
 	// The ref carries its head's hint when this handle holds that commit
 	// (the source head it just resolved, usually); no request is spent to
 	// get it.
-	data := encodeRef(at, 1)
+	data := encodeRef(at, seq)
 	if v, ok := r.cache.Get(CommitKey(at)); ok {
-		data = encodeRefFor(v.(*Commit), 1)
+		data = encodeRefFor(v.(*Commit), seq)
 	}
 	info, err := r.store.PutIfAbsent(ctx, RefKey(branch), data)
 	if errors.Is(err, storage.ErrExists) {
@@ -370,17 +380,26 @@ func (r *Repo) CreateBranchAt(ctx context.Context, branch string, resolve func(c
 	if err != nil {
 		return Head{}, fmt.Errorf("create ref %s: %w", RefKey(branch), err)
 	}
-	return Head{Branch: branch, Commit: at, Seq: 1, ETag: info.ETag}, nil
+	return Head{Branch: branch, Commit: at, Seq: seq, ETag: info.ETag}, nil
 }
 
 // checkNewBranch refuses a name that is live, or that is a path prefix of a
 // live branch or has one as its prefix.
 func (r *Repo) checkNewBranch(ctx context.Context, branch string) error {
+	return r.checkNewBranchIgnoring(ctx, branch, "")
+}
+
+// checkNewBranchIgnoring is checkNewBranch not looking at a live branch
+// named ignore ("" = none).
+func (r *Repo) checkNewBranchIgnoring(ctx context.Context, branch, ignore string) error {
 	live, err := r.Branches(ctx)
 	if err != nil {
 		return err
 	}
 	for _, b := range live {
+		if ignore != "" && b == ignore {
+			continue
+		}
 		if b == branch {
 			return &BranchError{Branch: branch, Err: ErrBranchExists}
 		}

@@ -40,7 +40,9 @@ func (g *Graph) Branches(ctx context.Context) ([]string, error) {
 
 // CreateBranch creates branch name at from, which is a branch name ("" =
 // main) or a commit id. It writes exactly one ref and no commit, whatever
-// the size of the graph. Refusals (all before any write): "main" and
+// the size of the graph. From a branch it is commit.ForkBranch: the new
+// ref is a copy of the source's (its head as of the request, its seq), one
+// round trip on a store that copies server-side. Refusals (all before any write): "main" and
 // internal refs (*commit.BranchError wrapping ErrProtectedBranch or
 // ErrInternalRef), invalid names (ErrInvalidBranch), an existing name or
 // one path-prefix-related to a live branch (ErrBranchExists), an unknown
@@ -58,8 +60,26 @@ func (g *Graph) CreateBranch(ctx context.Context, name, from string, actor strin
 	if err := checkPublicBranch("create", name); err != nil {
 		return err
 	}
+	// A live branch is forked by copying its ref (one round trip on a store
+	// that copies server-side); anything else, or a name that is no live
+	// branch, resolves as a revision. A full commit id goes straight to
+	// resolveFrom, which still prefers a branch of that name: creating a
+	// branch at a commit costs what it did.
+	if src := branchOr(from); src != SchemaApplyLockRef && commit.ValidateBranchName(src) == nil && !isCommitID(src) {
+		err := g.repo.ForkBranch(ctx, name, src)
+		var be *commit.BranchError
+		if !errors.As(err, &be) || be.Branch != src || !errors.Is(err, ErrBranchNotFound) {
+			return err
+		}
+	}
 	_, err := g.repo.CreateBranchAt(ctx, name, func(ctx context.Context) (commit.ID, error) { return g.resolveFrom(ctx, from) })
 	return err
+}
+
+// isCommitID reports whether s is a full commit id.
+func isCommitID(s string) bool {
+	_, err := commit.ParseID(s)
+	return err == nil
 }
 
 // resolveFrom resolves a fork point: a live branch first, else any

@@ -198,7 +198,7 @@ func TestBranchCreateWritesOneRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cnt.Snapshot().Sub(before)
-	if w := d[storage.OpPut].Requests + d[storage.OpPutIfAbsent].Requests + d[storage.OpPutIfMatch].Requests; w != 1 {
+	if w := d[storage.OpPut].Requests + d[storage.OpPutIfAbsent].Requests + d[storage.OpPutIfMatch].Requests + d[storage.OpCopyIfAbsent].Requests; w != 1 {
 		t.Fatalf("branch create made %d writes, want 1: %+v", w, d)
 	}
 	for _, k := range kl.take() {
@@ -215,4 +215,41 @@ func (g *Graph) mustHead(t testing.TB, branch string) commit.ID {
 		t.Fatal(err)
 	}
 	return h.Commit
+}
+
+// TestBranchCreateFromCommitIDNoCopy: a branch created at a full commit id
+// is not first tried as a copy of a ref of that name (no copy request, the
+// round trips of a revision), and a branch whose name looks like one still
+// wins over the commit, as resolveFrom promises.
+func TestBranchCreateFromCommitIDNoCopy(t *testing.T) {
+	mem := storage.NewMem()
+	newBH(t, mem, engSchema, engData, "")
+	cnt := storage.NewCounting(mem)
+	g, err := Open(t.Context(), cnt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := g.mustHead(t, "main")
+	before := cnt.Snapshot()
+	if err := g.CreateBranch(t.Context(), "at-commit", head.String(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if d := cnt.Snapshot().Sub(before); d[storage.OpCopyIfAbsent].Requests != 0 || d[storage.OpPutIfAbsent].Requests != 1 {
+		t.Fatalf("branch create at a commit id: %+v, want one PutIfAbsent and no copy", d)
+	}
+	if got := g.mustHead(t, "at-commit"); got != head {
+		t.Fatalf("at-commit names %s, want %s", got, head)
+	}
+	// A branch named like a commit id (of no commit): creating from it
+	// succeeds only if the branch is preferred.
+	idLike := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	if err := g.CreateBranch(t.Context(), idLike, "main", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CreateBranch(t.Context(), "from-id-like", idLike, ""); err != nil {
+		t.Fatalf("create from the branch %s: %v", idLike, err)
+	}
+	if got := g.mustHead(t, "from-id-like"); got != head {
+		t.Fatalf("from-id-like names %s, want %s", got, head)
+	}
 }

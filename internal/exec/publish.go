@@ -508,6 +508,17 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			live = slices.DeleteFunc(members, func(w *queuedWrite) bool { return slices.Contains(cancelled, w) })
 			continue
 		}
+		// The writes' commit objects go out now, with the writes' own
+		// objects, rather than after the inline compaction below has
+		// flushed its sub-batch: a compacting write then costs the round
+		// trips of any other (TestCompactingInsertRoundTrips).
+		written := len(chain)
+		if err := g.repo.WriteCommits(bctx, chain); err != nil {
+			_ = storage.Flush(bctx)
+			settle()
+			fail(members, err, true)
+			return
+		}
 		// Inline compaction rides in the same CAS, as the chain's last
 		// commit (a maintenance commit: it changes no content). Its failure
 		// is a warning on every write of the batch, never a failure.
@@ -516,6 +527,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		if c != nil {
 			cl.Add(commit.CommitKey(c.ID))
 			chain = append(chain, c)
+			written++ // with its objects
 		} else {
 			compactLedger = cl
 		}
@@ -539,7 +551,7 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			unpublished(err)
 			return
 		}
-		_, err := g.repo.PublishChain(bctx, branch, head, newBranch, chain)
+		_, err := g.repo.PublishWrittenChain(bctx, branch, head, newBranch, chain, written)
 		_ = storage.Flush(bctx) // no-op unless PublishChain failed before its own flush
 		settle()
 		if err == nil {
@@ -626,7 +638,8 @@ func (g *Graph) takeTurn(ctx context.Context, branch string) func() {
 // one maintenance commit on top of it, published with the batch. Its
 // failures never fail the writes: it returns no commit and a warning for
 // the writes' results, and the objects it wrote (recorded in ctx's ledger)
-// are named by nothing.
+// are named by nothing. A commit it returns is already written (with its
+// objects, in one flush).
 func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) (*commit.Commit, string) {
 	if !g.maint.auto || len(touched) == 0 {
 		return nil, ""
@@ -667,12 +680,18 @@ func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.
 	if len(tables) == 0 {
 		return nil, ""
 	}
-	if err := storage.Flush(ctx); err != nil {
-		return warn(err)
-	}
 	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
 	if err != nil {
+		return warn(err)
+	}
+	// Its commit object travels with its objects (one round trip): until
+	// the CAS names it, it is an object like the others, and the ledger in
+	// ctx deletes it with them if the compaction is dropped.
+	if err := g.repo.WriteCommits(ctx, []*commit.Commit{c}); err != nil {
+		return warn(err)
+	}
+	if err := storage.Flush(ctx); err != nil {
 		return warn(err)
 	}
 	return c, ""

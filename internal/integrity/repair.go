@@ -184,16 +184,7 @@ func commitsByBranch(ctx context.Context, repo *commit.Repo) (map[string][]*comm
 		return nil, err
 	}
 	for _, cs := range out {
-		sort.Slice(cs, func(i, j int) bool {
-			a, b := cs[i], cs[j]
-			if a.Height != b.Height {
-				return a.Height > b.Height
-			}
-			if a.CreatedAt != b.CreatedAt {
-				return a.CreatedAt > b.CreatedAt
-			}
-			return a.ID.Compare(b.ID) > 0
-		})
+		sort.Slice(cs, func(i, j int) bool { return commit.Newer(cs[i], cs[j]) })
 	}
 	return out, nil
 }
@@ -203,22 +194,14 @@ func commitsByBranch(ctx context.Context, repo *commit.Repo) (map[string][]*comm
 // that is not damage).
 func checkLineage(ctx context.Context, st storage.Store, repo *commit.Repo, c *commit.Commit) []Problem {
 	probs := CheckCommit(ctx, st, repo, c, false)
-	seen := map[commit.ID]bool{c.ID: true}
-	stack := append([]commit.ID(nil), c.Parents...)
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	commit.Reach(c.Parents, func(id commit.ID) []commit.ID {
 		pc, err := repo.Commit(ctx, id)
 		if err != nil {
 			probs = append(probs, Problem{Object: commit.CommitKey(id), Kind: classify(err), Detail: err.Error()})
-			continue
+			return nil
 		}
-		stack = append(stack, pc.Parents...)
-	}
+		return pc.Parents
+	})
 	return probs
 }
 

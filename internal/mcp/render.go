@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/omnigraph-go/omnigraph/internal/remote"
 )
 
 // The text renderings: short, for a model or a person reading the
@@ -11,14 +13,6 @@ import (
 
 // maxTextRows bounds the rows and changes a text rendering lists.
 const maxTextRows = 50
-
-type readBody struct {
-	QueryName     string                       `json:"query_name"`
-	RowCount      int                          `json:"row_count"`
-	Columns       []string                     `json:"columns"`
-	Rows          []map[string]json.RawMessage `json:"rows"`
-	GraphCommitID string                       `json:"graph_commit_id"`
-}
 
 type commitBody struct {
 	GraphCommitID string `json:"graph_commit_id"`
@@ -38,7 +32,7 @@ type changeBody struct {
 
 // renderRows is a read result as a pipe table of at most maxTextRows rows.
 func renderRows(raw json.RawMessage) string {
-	var r readBody
+	var r remote.ReadOutput
 	if json.Unmarshal(raw, &r) != nil {
 		return string(raw)
 	}

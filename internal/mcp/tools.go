@@ -15,7 +15,9 @@ import (
 
 // The built-in tools' inputs. Field tags give the input schema
 // (jsonschema.For): a field without omitempty is required, unknown fields
-// are refused.
+// are refused. queryIn and branchMergeIn are the request bodies of
+// internal/remote (QueryRequest, MergeRequest) field for field, with
+// descriptions: the tools convert them, so the two cannot drift apart.
 
 type schemaIn struct{}
 
@@ -147,7 +149,7 @@ func builtins() []builtin {
 			}),
 		newBuiltin("query", "Run a read query", "Run a .gq read query (match … return …) on a branch head or a past commit; rows come back as JSON objects keyed by column. Mutations are refused: use mutate.",
 			true, false, nil, func(ctx context.Context, b Backend, in queryIn) (json.RawMessage, string, error) {
-				out, err := b.Query(ctx, remote.QueryRequest{Query: in.Query, Name: in.Name, Params: in.Params, Branch: in.Branch, Snapshot: in.Snapshot})
+				out, err := b.Query(ctx, remote.QueryRequest(in))
 				if err != nil {
 					return nil, "", err
 				}
@@ -186,7 +188,7 @@ func builtins() []builtin {
 			}),
 		newBuiltin("branches_merge", "Merge branches", "Merge a branch into another (default main): fast-forward or a three-way merge commit; conflicts are refused with every conflict listed.",
 			false, true, nil, func(ctx context.Context, b Backend, in branchMergeIn) (json.RawMessage, string, error) {
-				raw, err := b.Merge(ctx, remote.MergeRequest{Source: in.Source, Target: in.Target, DeleteBranch: in.DeleteBranch})
+				raw, err := b.Merge(ctx, remote.MergeRequest(in))
 				return raw, renderMerge(raw), err
 			}),
 		newBuiltin("branches_delete", "Delete a branch", "Delete a branch (main cannot be deleted). Its commits stay readable by id until cleanup.",

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -214,13 +215,7 @@ func (f *File) check(ruleLines []int) []Problem {
 	for i, r := range f.Rules {
 		line := lineAt(ruleLines, i)
 		p := fmt.Sprintf("rules[%d]", i)
-		switch {
-		case strings.TrimSpace(r.ID) == "":
-			add(line, p+".id", "a rule needs a non-blank id")
-		case ids[r.ID]:
-			add(line, p+".id", "duplicate rule id %q", r.ID)
-		}
-		ids[r.ID] = true
+		checkID(add, line, p, "rule", r.ID, ids)
 		if r.Allow == nil {
 			add(line, p+".allow", "a rule needs an allow block")
 			continue
@@ -314,11 +309,16 @@ func actionList() string {
 	return strings.Join(s, ", ")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// checkID reports the id of the entry at path (what: "rule", "case") when
+// it is blank or already in ids, and records it there.
+func checkID(add func(line int, path, format string, args ...any), line int, path, what, id string, ids map[string]bool) {
+	switch {
+	case strings.TrimSpace(id) == "":
+		add(line, path+".id", "a %s needs a non-blank id", what)
+	case ids[id]:
+		add(line, path+".id", "duplicate %s id %q", what, id)
 	}
-	sort.Strings(out)
-	return out
+	ids[id] = true
 }

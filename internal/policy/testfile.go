@@ -40,13 +40,7 @@ func ParseTests(name string, data []byte) (*TestFile, error) {
 	ids := map[string]bool{}
 	for i, c := range f.Cases {
 		line, p := lineAt(lines, i), fmt.Sprintf("cases[%d]", i)
-		switch {
-		case strings.TrimSpace(c.ID) == "":
-			add(line, p+".id", "a case needs a non-blank id")
-		case ids[c.ID]:
-			add(line, p+".id", "duplicate case id %q", c.ID)
-		}
-		ids[c.ID] = true
+		checkID(add, line, p, "case", c.ID, ids)
 		if strings.TrimSpace(c.Actor) == "" {
 			add(line, p+".actor", "a case needs an actor")
 		}

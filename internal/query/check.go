@@ -739,24 +739,20 @@ func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 			endpointErr(tr.Dst, b)
 			return
 		}
-	case a != nil:
-		switch a.typ {
-		case et.From:
-			srcIsFrom = true
-		case et.To:
-			srcIsFrom = false
-		default:
-			endpointErr(tr.Src, a)
-			return
+	case a != nil || b != nil:
+		// One side is bound: its type says how the edge lies. own is the
+		// edge end the bound side takes when the source is From.
+		v, vi, own, other := tr.Src, a, et.From, et.To
+		if a == nil {
+			v, vi, own, other = tr.Dst, b, et.To, et.From
 		}
-	case b != nil:
-		switch b.typ {
-		case et.To:
+		switch vi.typ {
+		case own:
 			srcIsFrom = true
-		case et.From:
+		case other:
 			srcIsFrom = false
 		default:
-			endpointErr(tr.Dst, b)
+			endpointErr(v, vi)
 			return
 		}
 	}
@@ -815,12 +811,8 @@ func (c *checker) checkTraversal(sc *scope, tr *Traversal) {
 // order key, returning the operand that computes it.
 func (c *checker) exprType(sc *scope, e Expr) (Operand, vtype, bool) {
 	switch e := e.(type) {
-	case *Lit:
-		vt, ok := c.checkLit(e)
-		return Operand{Kind: OpdLit, Lit: e, Type: vt.t}, vt, ok
-	case *Now:
-		t := scalarOf(schema.KindDateTime)
-		return Operand{Kind: OpdNow, Type: t}, vtype{cls: vScalar, t: t}, true
+	case *Lit, *Now:
+		return c.valueOperand(sc, e)
 	case *VarRef:
 		if e.Var.Anonymous() {
 			c.errorf(e.Var.Span, "", "the anonymous variable `$_` cannot be used as a value")

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
 // lexer turns .gq source into tokens with byte spans. It runs to completion
@@ -221,19 +223,9 @@ func (lx *lexer) lexString() token {
 				lx.pos++
 				return lx.errorf(start, lx.pos, "unterminated string literal")
 			}
-			e := lx.src[lx.pos+1]
-			switch e {
-			case '"':
-				b.WriteByte('"')
-			case '\\':
-				b.WriteByte('\\')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			default:
+			if r, ok := schema.StringEscape(lx.src[lx.pos+1]); ok {
+				b.WriteByte(r)
+			} else {
 				escStart := lx.pos
 				lx.pos += 2
 				// Skip to the closing quote so one bad escape is one error.

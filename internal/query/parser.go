@@ -177,15 +177,7 @@ func (p *parser) parseQuery() *QueryDecl {
 	p.query = name.text
 	q := &QueryDecl{Name: name.text, NameSpan: name.span}
 	p.expect(tLParen)
-	if p.tok().kind != tRParen {
-		for {
-			q.Params = append(q.Params, p.parseParam())
-			if p.tok().kind != tComma {
-				break
-			}
-			p.advance()
-		}
-	}
+	p.commaList(tRParen, func() { q.Params = append(q.Params, p.parseParam()) })
 	p.expect(tRParen)
 	for p.tok().kind == tAt {
 		p.parseQueryAnnotation(q)
@@ -408,13 +400,7 @@ func (p *parser) parseBinding() *Binding {
 			p.fail(Span{open.span.Start, p.tok().span.End}, "expected property match, found \"}\" (a binding's brace block must not be empty)")
 		}
 		for p.tok().kind != tRBrace {
-			name := p.tok()
-			if name.kind != tIdent {
-				p.expected("property name")
-			}
-			p.advance()
-			p.expect(tColon)
-			val := p.parseValue()
+			name, val := p.parseNameValue()
 			b.Props = append(b.Props, &PropMatch{Name: name.text, NameSpan: name.span, Value: val,
 				Span: Span{name.span.Start, val.exprSpan().End}})
 			if p.tok().kind == tComma {
@@ -536,20 +522,27 @@ func (p *parser) parseNow() *Now {
 	return &Now{Span: Span{t.span.Start, end}}
 }
 
+// commaList parses "item, item, …" up to, not including, the closing
+// token (possibly empty).
+func (p *parser) commaList(closing tokKind, item func()) {
+	if p.tok().kind == closing {
+		return
+	}
+	for {
+		item()
+		if p.tok().kind != tComma {
+			return
+		}
+		p.advance()
+	}
+}
+
 func (p *parser) parseCall() *Call {
 	f := p.advance()
 	p.expect(tLParen)
 	p.enter(f.span)
 	c := &Call{Func: f.text, FuncSpan: f.span}
-	if p.tok().kind != tRParen {
-		for {
-			c.Args = append(c.Args, p.parseExpr())
-			if p.tok().kind != tComma {
-				break
-			}
-			p.advance()
-		}
-	}
+	p.commaList(tRParen, func() { c.Args = append(c.Args, p.parseExpr()) })
 	p.leave()
 	c.Span = Span{f.span.Start, p.expect(tRParen).span.End}
 	return c
@@ -585,15 +578,7 @@ func (p *parser) parseLiteral() *Lit {
 		p.advance()
 		p.enter(t.span)
 		l := &Lit{Kind: LitList}
-		if p.tok().kind != tRBrack {
-			for {
-				l.Elems = append(l.Elems, p.parseLiteral())
-				if p.tok().kind != tComma {
-					break
-				}
-				p.advance()
-			}
-		}
+		p.commaList(tRBrack, func() { l.Elems = append(l.Elems, p.parseLiteral()) })
 		p.leave()
 		l.Span = Span{t.span.Start, p.expect(tRBrack).span.End}
 		return l
@@ -645,19 +630,24 @@ func (p *parser) parseMutation() Mutation {
 	return nil
 }
 
+// parseNameValue parses `name: value` (a property match or an assignment).
+func (p *parser) parseNameValue() (token, Expr) {
+	name := p.tok()
+	if name.kind != tIdent {
+		p.expected("property name")
+	}
+	p.advance()
+	p.expect(tColon)
+	return name, p.parseValue()
+}
+
 // parseAssigns parses `{ assign* }`. An empty block parses; the checker
 // rejects it with T10.
 func (p *parser) parseAssigns() []*Assign {
 	p.expect(tLBrace)
 	var out []*Assign
 	for p.tok().kind != tRBrace {
-		name := p.tok()
-		if name.kind != tIdent {
-			p.expected("property name")
-		}
-		p.advance()
-		p.expect(tColon)
-		v := p.parseValue()
+		name, v := p.parseNameValue()
 		out = append(out, &Assign{Name: name.text, NameSpan: name.span, Value: v, Span: Span{name.span.Start, v.exprSpan().End}})
 		if p.tok().kind == tComma {
 			p.advance()

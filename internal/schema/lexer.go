@@ -7,6 +7,23 @@ import (
 	"unicode/utf8"
 )
 
+// StringEscape returns the byte the escape sequence \e stands for in a
+// string literal: \" \\ \n \r \t, the same in .pg and .gq sources
+// (spec/languages.md); any other e is not an escape.
+func StringEscape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\':
+		return e, true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}
+
 // tokKind is the lexical class of a token.
 type tokKind uint8
 
@@ -276,17 +293,9 @@ func (lx *lexer) str() token {
 				i++
 				continue
 			}
-			e := lx.src[i+1]
-			switch e {
-			case '"', '\\':
-				b.WriteByte(e)
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			default:
+			if r, ok := StringEscape(lx.src[i+1]); ok {
+				b.WriteByte(r)
+			} else {
 				r, n := utf8.DecodeRuneInString(lx.src[i+1:])
 				lx.off = lx.skipString(i + 1)
 				return token{kind: tIllegal, pos: i, end: i + 1 + n,

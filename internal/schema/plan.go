@@ -131,6 +131,9 @@ type Plan struct {
 	Constrained []string `json:"-"`
 	// Identity is the identity of the desired schema.
 	Identity Identity `json:"-"`
+	// Warnings are the desired catalog's warnings (Catalog.Warnings), so
+	// a caller prints them without compiling the source again.
+	Warnings []*Error `json:"-"`
 }
 
 // Empty reports whether the plan changes nothing.
@@ -171,7 +174,7 @@ type PlanOptions struct {
 // inputs give the same steps in the same order.
 func PlanChange(accepted *Catalog, acceptedID Identity, desired *Catalog, o PlanOptions) (*Plan, error) {
 	pl := &planner{acc: accepted, des: desired, o: o,
-		plan: &Plan{Tables: map[string]string{}, Props: map[string]map[string]string{}}}
+		plan: &Plan{Tables: map[string]string{}, Props: map[string]map[string]string{}, Warnings: desired.Warnings}}
 	if err := pl.run(acceptedID); err != nil {
 		return nil, err
 	}

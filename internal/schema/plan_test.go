@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -49,5 +50,36 @@ func TestPlanKeyAddition(t *testing.T) {
 	p, err := PlanChange(acc, Identity{}, mustCompile(t, "node T { n: String @key }"), PlanOptions{})
 	if err != nil || p.Supported || !strings.Contains(p.Steps[0].Reason, "adding @key") {
 		t.Fatalf("plan = %+v %v", p, err)
+	}
+}
+
+// TestPlanCarriesWarnings: a plan reports the warnings of the desired
+// schema it was planned from, so callers print them without compiling the
+// source a second time; they stay out of the plan's JSON.
+func TestPlanCarriesWarnings(t *testing.T) {
+	acc := mustCompile(t, "node P { name: String @key }")
+	for _, c := range []struct {
+		name, desired string
+		want          []string
+	}{
+		{"none", "node P { name: String @key }", nil},
+		{"near miss", "node P { name: String @key\n  age: I32? @idnex }", []string{"t.pg:2:13: warning: unknown annotation @idnex has no effect; did you mean @index?"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := PlanChange(acc, Identity{}, mustCompile(t, c.desired), PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range p.Warnings {
+				got = append(got, w.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("warnings = %q, want %q", got, c.want)
+			}
+			if b, _ := json.Marshal(p); strings.Contains(string(b), "idnex") {
+				t.Fatalf("warnings leak into the plan's JSON: %s", b)
+			}
+		})
 	}
 }

@@ -157,9 +157,7 @@ func (s *Server) handleIngest(legacy bool) func(c *call) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			return c.json(http.StatusOK, IngestOutput{URI: c.g.uri, Branch: res.Branch, BaseBranch: strPtr(from),
-				BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
-				TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings})
+			return c.json(http.StatusOK, IngestOutput{URI: c.g.uri, GraphBatchLoadOutput: c.loadOutput(res, from)})
 		}}, nil
 	}
 }
@@ -186,10 +184,16 @@ func (s *Server) handleLoadNDJSON(c *call) (*plan, error) {
 		if err != nil {
 			return err
 		}
-		return c.json(http.StatusOK, GraphBatchLoadOutput{Branch: res.Branch, BaseBranch: strPtr(from),
-			BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
-			TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings})
+		return c.json(http.StatusOK, c.loadOutput(res, from))
 	}}, nil
+}
+
+// loadOutput is the body of a finished load (from: the branch it was
+// created from, if asked).
+func (c *call) loadOutput(res *omnigraph.LoadResult, from string) GraphBatchLoadOutput {
+	return GraphBatchLoadOutput{Branch: res.Branch, BaseBranch: strPtr(from),
+		BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
+		TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings}
 }
 
 // exportChunk bounds one streamed chunk of an export.

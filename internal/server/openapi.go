@@ -152,8 +152,24 @@ func (g *schemaGen) ref(t reflect.Type) map[string]any {
 func (g *schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
+	g.fields(t, props, &required)
+	o := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		sort.Strings(required)
+		o["required"] = required
+	}
+	return o
+}
+
+// fields adds the properties of struct t to props; the fields of an
+// embedded struct are its own, as encoding/json flattens them.
+func (g *schemaGen) fields(t reflect.Type, props map[string]any, required *[]string) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
+			g.fields(f.Type, props, required)
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}
@@ -175,7 +191,7 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 		for _, opt := range strings.Split(tags, ",") {
 			switch {
 			case opt == "required":
-				required = append(required, name)
+				*required = append(*required, name)
 			case strings.HasPrefix(opt, "enum="):
 				sch = map[string]any{"type": "string", "enum": strings.Split(strings.TrimPrefix(opt, "enum="), "|")}
 			}
@@ -190,12 +206,6 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 		}
 		props[name] = sch
 	}
-	o := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		o["required"] = required
-	}
-	return o
 }
 
 func copyMap(m map[string]any) map[string]any {

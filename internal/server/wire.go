@@ -78,12 +78,8 @@ type ReadTargetOutput struct {
 // ReadOutput is the result of a read. Rows are objects keyed by column
 // name, in column order.
 type ReadOutput struct {
-	QueryName     string           `json:"query_name" openapi:"required"`
-	Target        ReadTargetOutput `json:"target" openapi:"required"`
-	RowCount      int              `json:"row_count" openapi:"required"`
-	Columns       []string         `json:"columns,omitempty"`
-	Rows          []orderedRow     `json:"rows" openapi:"required"`
-	GraphCommitID *string          `json:"graph_commit_id,omitempty"`
+	LegacyReadOutput
+	GraphCommitID *string `json:"graph_commit_id,omitempty"`
 }
 
 // LegacyReadOutput is ReadOutput without graph_commit_id (POST /read).
@@ -184,20 +180,11 @@ type GraphBatchDeclarationOutput struct {
 	EntitiesLoaded int64  `json:"entities_loaded" openapi:"required"`
 }
 
-// IngestOutput is the result of POST /load and /ingest.
+// IngestOutput is the result of POST /load and /ingest: the graph's URI,
+// then GraphBatchLoadOutput.
 type IngestOutput struct {
-	URI           string                        `json:"uri" openapi:"required"`
-	Branch        string                        `json:"branch" openapi:"required"`
-	BaseBranch    *string                       `json:"base_branch,omitempty"`
-	BranchCreated bool                          `json:"branch_created" openapi:"required"`
-	Mode          string                        `json:"mode" openapi:"required,enum=overwrite|append|merge"`
-	Nodes         []GraphBatchDeclarationOutput `json:"nodes" openapi:"required"`
-	Edges         []GraphBatchDeclarationOutput `json:"edges" openapi:"required"`
-	TotalEntities int64                         `json:"total_entities" openapi:"required"`
-	ActorID       *string                       `json:"actor_id,omitempty"`
-	Commit        *CommitOutput                 `json:"commit"`
-	// Warnings: as ChangeOutput.Warnings.
-	Warnings []string `json:"warnings,omitempty"`
+	URI string `json:"uri" openapi:"required"`
+	GraphBatchLoadOutput
 }
 
 // GraphBatchLoadOutput is the result of POST /load/ndjson.

@@ -39,15 +39,16 @@ func TestCountingTallies(t *testing.T) {
 			r.Close()
 
 			want := storage.Counts{
-				storage.OpGet:         {Requests: 2, Bytes: 3},
-				storage.OpGetRange:    {Requests: 3, Bytes: 2 + 2 + 1},
-				storage.OpStat:        {Requests: 2},
-				storage.OpPut:         {Requests: 1, Bytes: 5},
-				storage.OpPutIfAbsent: {Requests: 1, Bytes: 2},
-				storage.OpPutIfMatch:  {Requests: 1, Bytes: 3},
-				storage.OpList:        {Requests: 1},
-				storage.OpDelete:      {Requests: 1},
-				storage.OpSweepTemp:   {},
+				storage.OpGet:          {Requests: 2, Bytes: 3},
+				storage.OpGetRange:     {Requests: 3, Bytes: 2 + 2 + 1},
+				storage.OpStat:         {Requests: 2},
+				storage.OpPut:          {Requests: 1, Bytes: 5},
+				storage.OpPutIfAbsent:  {Requests: 1, Bytes: 2},
+				storage.OpPutIfMatch:   {Requests: 1, Bytes: 3},
+				storage.OpList:         {Requests: 1},
+				storage.OpDelete:       {Requests: 1},
+				storage.OpSweepTemp:    {},
+				storage.OpCopyIfAbsent: {},
 			}
 			got := c.Snapshot()
 			if !maps.Equal(got, want) {

@@ -19,10 +19,12 @@ const (
 	OpDelete      Op = "delete"
 	// OpSweepTemp is a TempSweeper sweep of temporary leftovers.
 	OpSweepTemp Op = "sweep_temp"
+	// OpCopyIfAbsent is a Copier's server-side copy (S3: CopyObject).
+	OpCopyIfAbsent Op = "copy_if_absent"
 )
 
 // allOps is every Op in a fixed order; Counting indexes its tallies by it.
-var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete, OpSweepTemp}
+var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete, OpSweepTemp, OpCopyIfAbsent}
 
 // Ops returns every Op, in a fixed order (for reports and tests).
 func Ops() []Op { return allOps[:len(allOps):len(allOps)] }

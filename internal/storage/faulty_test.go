@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -152,6 +153,7 @@ func TestFaultyFailpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, _ := f.Stat(ctx, "k")
+	n := 0
 	calls := map[storage.Op]func() error{
 		storage.OpGet:         func() error { _, _, err := f.Get(ctx, "k"); return err },
 		storage.OpGetRange:    func() error { _, err := f.GetRange(ctx, "k", 0, 1); return err },
@@ -163,6 +165,11 @@ func TestFaultyFailpoints(t *testing.T) {
 		storage.OpDelete:      func() error { return f.Delete(ctx, "k4") },
 		storage.OpSweepTemp: func() error {
 			_, err := f.SweepTemp(ctx, time.Now(), true)
+			return err
+		},
+		storage.OpCopyIfAbsent: func() error {
+			n++
+			_, err := f.CopyIfAbsent(ctx, "k", fmt.Sprintf("copy-%d", n))
 			return err
 		},
 	}

@@ -33,6 +33,8 @@ func TestConformance(t *testing.T) {
 		{"counting(faulty(local))", func(t *testing.T) storage.Store {
 			return storage.NewCounting(storage.NewFaulty(newLocal(t)))
 		}},
+		{"recording(mem)", func(*testing.T) storage.Store { return storage.NewRecording(storage.NewMem()) }},
+		{"batching(mem)", func(*testing.T) storage.Store { return storage.NewBatching(storage.NewMem()) }},
 		{"fallback-readat(mem)", func(*testing.T) storage.Store { return plainStore{storage.NewMem()} }},
 		{"counting(fallback-readat(local))", func(t *testing.T) storage.Store {
 			return storage.NewCounting(plainStore{newLocal(t)})

@@ -30,6 +30,10 @@ var (
 	// ErrUnavailable: the endpoint could not be reached, or kept failing
 	// with server errors, after every retry.
 	ErrUnavailable = errors.New("object store unavailable")
+	// ErrUnsupported: the store cannot perform an optional request (a
+	// Copier whose server turned out not to support conditional copies).
+	// Nothing was changed; callers fall back to the plain requests.
+	ErrUnsupported = errors.New("not supported by the object store")
 )
 
 // Info describes one stored object.

@@ -241,30 +241,35 @@ func intValue(k Kind, v any) (any, error) {
 			u = uint64(i)
 		}
 	}
-	out := fmt.Errorf("%w: %v out of range for %v", ErrValue, v, k)
 	switch k {
 	case I32:
 		if big || i < math.MinInt32 || i > math.MaxInt32 {
-			return nil, out
+			return nil, outOfRange(k, v)
 		}
 		return i, nil
 	case I64:
 		if big {
-			return nil, out
+			return nil, outOfRange(k, v)
 		}
 		return i, nil
 	case U32:
 		if neg || u > math.MaxUint32 {
-			return nil, out
+			return nil, outOfRange(k, v)
 		}
 		return u, nil
 	case U64:
 		if neg {
-			return nil, out
+			return nil, outOfRange(k, v)
 		}
 		return u, nil
 	}
-	return nil, out
+	return nil, outOfRange(k, v)
+}
+
+// outOfRange is the error for an integer v that column kind k cannot hold.
+// It is built only on failure: intValue runs once per cell of every load.
+func outOfRange(k Kind, v any) error {
+	return fmt.Errorf("%w: %v out of range for %v", ErrValue, v, k)
 }
 
 // appendValue appends a value already accepted by checkValue.

@@ -333,7 +333,7 @@ var (
 func fidxEncoder() *zstd.Encoder {
 	fidxEncOnce.Do(func() {
 		var err error
-		fidxEnc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
+		fidxEnc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithWindowSize(1<<17), zstd.WithEncoderCRC(false))
 		if err != nil {
 			panic("table: zstd encoder: " + err.Error()) // only for invalid options

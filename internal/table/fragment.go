@@ -127,6 +127,7 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	wprops := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1),
 		parquet.WithMaxRowGroupLength(opts.RowGroupRows),
 		parquet.WithStats(true),
 		parquet.WithCreatedBy("omnigraph"),

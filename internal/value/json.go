@@ -86,13 +86,8 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 		}
 		return strconv.AppendInt(dst, n, 10), nil
 	case schema.KindU32, schema.KindU64:
-		var n uint64
-		switch x := v.(type) {
-		case uint64:
-			n = x
-		case uint32:
-			n = uint64(x)
-		default:
+		n, ok := asUint64(v)
+		if !ok {
 			return nil, mismatch()
 		}
 		if !exactInts && n > maxSafeInt {
@@ -102,13 +97,8 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 		}
 		return strconv.AppendUint(dst, n, 10), nil
 	case schema.KindF32, schema.KindF64:
-		var f float64
-		switch x := v.(type) {
-		case float64:
-			f = x
-		case float32:
-			f = float64(x)
-		default:
+		f, ok := asFloat64(v)
+		if !ok {
 			return nil, mismatch()
 		}
 		if t.Kind == schema.KindF32 {
@@ -187,6 +177,8 @@ func appendJSON(dst []byte, t schema.Type, v any, exactInts bool) ([]byte, error
 	return nil, mismatch()
 }
 
+// asInt64, asUint64 and asFloat64 widen the in-memory representations of
+// the signed, unsigned and float kinds; any other Go type is not one.
 func asInt64(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -195,6 +187,26 @@ func asInt64(v any) (int64, bool) {
 		return int64(x), true
 	case int:
 		return int64(x), true
+	}
+	return 0, false
+}
+
+func asUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint64:
+		return x, true
+	case uint32:
+		return uint64(x), true
+	}
+	return 0, false
+}
+
+func asFloat64(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
 	}
 	return 0, false
 }

@@ -55,6 +55,15 @@ type Config struct {
 	// report ErrNotFound for a missing object. AWS and VersityGW answer 404
 	// themselves; gofakes3 answers 412 (tests set this).
 	ConfirmMissingOn412 bool
+	// ConditionalCopy: the server honours If-None-Match: * on the
+	// destination of CopyObject, so Store is a storage.Copier and a branch
+	// is created by one server-side copy of its source's ref. A server
+	// that ignores the condition would let a copy replace an existing
+	// object, so it is on only where known to hold: by default for AWS
+	// (no Endpoint), off for other endpoints; OMNIGRAPH_S3_CONDITIONAL_COPY
+	// (true/false) overrides. VersityGW v1.8.0 and gofakes3 ignore the
+	// condition (TestConditionalCopyServer).
+	ConditionalCopy bool
 }
 
 // Environment variable names read by ConfigFromEnv.
@@ -68,6 +77,8 @@ const (
 	EnvEndpoint        = "AWS_ENDPOINT_URL"
 	EnvAllowHTTP       = "AWS_ALLOW_HTTP"
 	EnvForcePathStyle  = "AWS_S3_FORCE_PATH_STYLE"
+	// EnvConditionalCopy overrides Config.ConditionalCopy's default.
+	EnvConditionalCopy = "OMNIGRAPH_S3_CONDITIONAL_COPY"
 )
 
 // ParseURI splits "s3://bucket/prefix" into bucket and prefix (without
@@ -116,6 +127,12 @@ func ConfigFromEnv(uri string, getenv func(string) string) (Config, error) {
 	}
 	if c.PathStyle, err = envBool(getenv, EnvForcePathStyle); err != nil {
 		return Config{}, err
+	}
+	c.ConditionalCopy = c.Endpoint == ""
+	if getenv(EnvConditionalCopy) != "" {
+		if c.ConditionalCopy, err = envBool(getenv, EnvConditionalCopy); err != nil {
+			return Config{}, err
+		}
 	}
 	return c, c.validate()
 }

@@ -13,6 +13,12 @@
 //   - GetRange is a ranged GET (416 past the end = no bytes), Stat a HEAD,
 //     List is ListObjectsV2 with StartAfter and continuation tokens.
 //   - ETags are the server's, passed back verbatim; never computed.
+//   - CopyIfAbsent (storage.Copier) is CopyObject with If-None-Match: * on
+//     the destination, offered only when Config.ConditionalCopy says the
+//     server honours it (AWS by default): VersityGW v1.8.0 and gofakes3
+//     accept the header and copy over an existing object, which no answer
+//     reveals, so support cannot be detected from a refusal
+//     (TestConditionalCopyServer). A 501 answer turns the capability off.
 //
 // Guarantees:
 //

@@ -20,6 +20,7 @@ const (
 	classPrecondition              // 412
 	classRetry                     // transient: 5xx, timeouts, connection errors
 	classThrottle                  // 429 / 503 SlowDown
+	classUnsupported               // 501 NotImplemented
 )
 
 // failure is one classified attempt error.
@@ -58,6 +59,8 @@ func classify(reqCtx context.Context, err error) failure {
 	case f.status == 409 && f.code == "ConditionalRequestConflict":
 		// AWS: a concurrent conditional write is in progress; retry.
 		f.class = classRetry
+	case f.status == 501 || f.code == "NotImplemented":
+		f.class = classUnsupported
 	case f.status >= 500, f.code == "RequestTimeout", f.code == "InternalError":
 		f.class = classRetry
 	case f.status == 0:
@@ -83,6 +86,8 @@ func (s *Store) finalError(reqCtx context.Context, f failure, attempts int) erro
 		return storage.ErrNotFound
 	case f.class == classPrecondition:
 		return storage.ErrPrecondition
+	case f.class == classUnsupported:
+		return fmt.Errorf("%w: %s (%s)", storage.ErrUnsupported, where, codeOr(f))
 	case f.code == "ObjectParentIsFile" || f.code == "ExistingObjectIsDirectory":
 		// File-system backed servers (VersityGW posix) cannot hold both
 		// "a" and "a/b", like storage.Local.

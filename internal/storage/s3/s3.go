@@ -34,6 +34,8 @@ type Store struct {
 	root   string // "" or "<prefix>/"
 	// attempts counts HTTP requests actually sent (retries included).
 	attempts atomic.Int64
+	// copyRefused: the server answered a CopyObject with 501 (copy.go).
+	copyRefused atomic.Bool
 }
 
 var _ storage.Store = (*Store)(nil)

@@ -120,22 +120,30 @@ func testPutIfAbsentRace(t *testing.T, s storage.Store) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
-		winner := -1
-		for w, ok := range won {
-			if ok {
-				if winner >= 0 {
-					t.Fatalf("round %d: racers %d and %d both won", round, winner, w)
-				}
-				winner = w
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: no winner", round)
-		}
+		winner := soleWinner(t, round, won)
 		if got, _ := mustGet(t, s, key); got != strconv.Itoa(winner) {
 			t.Fatalf("round %d: object %q, winner %d", round, got, winner)
 		}
 	}
+}
+
+// soleWinner returns the one racer of round that won, failing the test
+// unless exactly one did.
+func soleWinner(t *testing.T, round int, won []bool) int {
+	t.Helper()
+	winner := -1
+	for w, ok := range won {
+		if ok {
+			if winner >= 0 {
+				t.Fatalf("round %d: racers %d and %d both won", round, winner, w)
+			}
+			winner = w
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("round %d: no winner", round)
+	}
+	return winner
 }
 
 func testCASChain(t *testing.T, s storage.Store) {

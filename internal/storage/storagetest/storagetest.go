@@ -38,6 +38,8 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"OpenReadAt", testOpenReadAt},
 		{"PutIfAbsentRace", testPutIfAbsentRace},
 		{"CASChain", testCASChain},
+		{"CopyIfAbsent", testCopyIfAbsent},
+		{"CopyIfAbsentRace", testCopyIfAbsentRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
