@@ -147,14 +147,45 @@ func readRef(ctx context.Context, st storage.Store, branch string) (Head, error)
 // ref reads branch's ref, also refusing a ref without a checksum on a graph
 // whose stamp requires them.
 func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
-	h, summed, rh, err := readRefHint(ctx, r.store, branch)
+	h, summed, rh, err := r.readRefMemo(ctx, branch)
 	if err == nil && r.strict && !summed {
 		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
 	}
 	if err == nil {
-		r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
+		// Unchanged on a warm handle: storing it again would allocate.
+		if v, ok := r.hints.Load(branch); !ok || v.(hint) != (hint{commit: h.Commit, ref: rh}) {
+			r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
+		}
 	}
 	return h, err
+}
+
+// decodedRef is a ref's bytes and their decoding (Repo.decoded).
+type decodedRef struct {
+	data   string
+	etag   string
+	h      Head
+	summed bool
+	rh     *refHint
+}
+
+// readRefMemo is readRefHint, reusing the last decoding of the branch's
+// ref when its bytes are the same.
+func (r *Repo) readRefMemo(ctx context.Context, branch string) (Head, bool, *refHint, error) {
+	data, info, err := readRefBytes(ctx, r.store, branch)
+	if err != nil {
+		return Head{}, false, nil, err
+	}
+	if v, ok := r.decoded.Load(branch); ok {
+		if d := v.(*decodedRef); d.etag == info.ETag && d.data == string(data) {
+			return d.h, d.summed, d.rh, nil
+		}
+	}
+	h, summed, rh, err := decodeRefHint(branch, data, info.ETag)
+	if err == nil {
+		r.decoded.Store(branch, &decodedRef{data: string(data), etag: info.ETag, h: h, summed: summed, rh: rh})
+	}
+	return h, summed, rh, err
 }
 
 func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, bool, error) {
@@ -163,14 +194,33 @@ func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, 
 }
 
 func readRefHint(ctx context.Context, st storage.Store, branch string) (Head, bool, *refHint, error) {
-	data, info, err := st.Get(ctx, RefKey(branch))
-	if errors.Is(err, storage.ErrNotFound) {
-		return Head{}, false, nil, &BranchError{Branch: branch, Err: ErrBranchNotFound}
-	}
+	data, info, err := readRefBytes(ctx, st, branch)
 	if err != nil {
-		return Head{}, false, nil, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+		return Head{}, false, nil, err
 	}
 	return decodeRefHint(branch, data, info.ETag)
+}
+
+// readRefBytes reads the ref of branch.
+func readRefBytes(ctx context.Context, st storage.Store, branch string) ([]byte, storage.Info, error) {
+	get := st.Get
+	if h, ok := st.(hotGetter); ok {
+		get = h.GetHot // one stat while the ref is unchanged (storage.Local)
+	}
+	data, info, err := get(ctx, RefKey(branch))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, storage.Info{}, &BranchError{Branch: branch, Err: ErrBranchNotFound}
+	}
+	if err != nil {
+		return nil, storage.Info{}, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+	}
+	return data, info, nil
+}
+
+// hotGetter is a store that reads an often-read, republished object
+// cheaply while it is unchanged (storage.Local.GetHot), with Get's answer.
+type hotGetter interface {
+	GetHot(ctx context.Context, key string) ([]byte, storage.Info, error)
 }
 
 // Head reads the current head of branch: exactly one store request.

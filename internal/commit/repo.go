@@ -49,6 +49,10 @@ type Repo struct {
 	// round trip for both when the branch has not moved; a hint is never
 	// trusted for what the head is.
 	hints sync.Map
+	// decoded holds the last ref bytes read per branch with their decoding
+	// (branch → decodedRef): an unchanged ref (the warm case, read through
+	// storage.Local.GetHot) is not parsed again.
+	decoded sync.Map
 }
 
 func newRepo(st storage.Store, opts Options) *Repo {

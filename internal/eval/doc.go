@@ -8,6 +8,9 @@
 //     lookups and sorted indexes when a pushed-down filter allows.
 //   - expand.go, adjacency.go: traversals over the row-resolved adjacency
 //     (or the id-keyed maps with Options.NoIndexes).
+//   - dense.go: counts over unanchored traversals, computed on the dense
+//     views of a DenseSource (*snapshot.Snapshot: id maps, filter bitmaps,
+//     int32 CSRs) without binding rows, when the snapshot prefers them.
 //   - expr.go: operands, literals and predicates; output.go: projection,
 //     aggregation and ordering; search.go: text predicates, BM25, vector
 //     distance and reciprocal-rank fusion.

@@ -49,7 +49,7 @@ func (r *runner) ftsView(ctx context.Context, t *snapshot.NodeTable, field strin
 	}
 	ti, ok := r.snap.(textIndexer)
 	if !ok {
-		r.fts[k] = nil
+		put(&r.fts, k, nil)
 		return nil, nil
 	}
 	parts, ok, err := ti.TextParts(ctx, t, field)
@@ -57,7 +57,7 @@ func (r *runner) ftsView(ctx context.Context, t *snapshot.NodeTable, field strin
 		return nil, err
 	}
 	if !ok {
-		r.fts[k] = nil
+		put(&r.fts, k, nil)
 		return nil, nil
 	}
 	v := &ftsView{n: t.Len(), parts: parts}
@@ -79,7 +79,7 @@ func (r *runner) ftsView(ctx context.Context, t *snapshot.NodeTable, field strin
 	if v.docs > 0 {
 		v.avgdl = float64(v.total) / float64(v.docs)
 	}
-	r.fts[k] = v
+	put(&r.fts, k, v)
 	return v, nil
 }
 

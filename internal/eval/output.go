@@ -88,73 +88,99 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 				g.st[a].n++
 				continue
 			}
-			v := fn(row)
-			if v == nil {
-				continue
-			}
-			st := &g.st[a]
-			st.n++
-			switch o.Aggs[a].Func {
-			case "sum", "avg":
-				st.sum += toFloat(v)
-			case "min":
-				if st.ext == nil || value.Compare(v, st.ext) < 0 {
-					st.ext = v
-				}
-			case "max":
-				if st.ext == nil || value.Compare(v, st.ext) > 0 {
-					st.ext = v
-				}
-			}
+			g.st[a].add(o.Aggs[a].Func, fn(row), 1)
 		}
 	}
 	if len(groups) == 0 && len(keyFns) == 0 {
 		groups = append(groups, &group{st: make([]aggState, len(argFns))})
 	}
-	// Columns interleave keys and aggregates in projection order; both
-	// lists keep that order, so two cursors recover each column's source.
-	type src struct {
-		agg bool
-		i   int
+	out := make([][]any, 0, len(groups))
+	srcs := aggColumns(o)
+	for _, g := range groups {
+		out = append(out, aggRow(o, srcs, g.keys, g.st))
 	}
-	var srcs []src
+	return out, nil
+}
+
+// aggRow is the output row of one group of o: its keys and the final
+// values of its aggregate states.
+func aggRow(o *query.Aggregate, srcs []aggSrc, keys []any, sts []aggState) []any {
+	row := make([]any, len(srcs))
+	for c, s := range srcs {
+		if !s.agg {
+			row[c] = keys[s.i]
+			continue
+		}
+		st := sts[s.i]
+		switch o.Aggs[s.i].Func {
+		case "count":
+			row[c] = st.n
+		case "sum":
+			if st.n > 0 {
+				row[c] = st.sum
+			}
+		case "avg":
+			if st.n > 0 {
+				row[c] = st.sum / float64(st.n)
+			}
+		default:
+			row[c] = st.ext
+		}
+	}
+	return row
+}
+
+// add folds value v of n binding rows into st as aggregate fn does, one
+// row after another (so float sums round as on the row path).
+func (st *aggState) add(fn string, v any, n int64) {
+	if v == nil {
+		return
+	}
+	st.n += n
+	switch fn {
+	case "sum", "avg":
+		f := toFloat(v)
+		if n == 1 {
+			st.sum += f
+			break
+		}
+		for range n {
+			st.sum += f
+		}
+	case "min":
+		if st.ext == nil || value.Compare(v, st.ext) < 0 {
+			st.ext = v
+		}
+	case "max":
+		if st.ext == nil || value.Compare(v, st.ext) > 0 {
+			st.ext = v
+		}
+	}
+}
+
+// aggSrc is where an output column of an aggregate comes from: key i or
+// aggregate i.
+type aggSrc struct {
+	agg bool
+	i   int
+}
+
+// aggColumns maps o's output columns to their sources. Columns interleave
+// keys and aggregates in projection order; both lists keep that order, so
+// two cursors recover each column's source.
+func aggColumns(o *query.Aggregate) []aggSrc {
+	var srcs []aggSrc
 	ki, ai := 0, 0
 	for _, name := range o.Columns {
 		if ki < len(o.Keys) && o.Keys[ki].Name == name {
-			srcs = append(srcs, src{false, ki})
+			srcs = append(srcs, aggSrc{false, ki})
 			ki++
 		} else if ai < len(o.Aggs) {
-			srcs = append(srcs, src{true, ai})
+			srcs = append(srcs, aggSrc{true, ai})
 			ai++
 		}
 	}
-	out := make([][]any, 0, len(groups))
-	for _, g := range groups {
-		row := make([]any, len(srcs))
-		for c, s := range srcs {
-			if !s.agg {
-				row[c] = g.keys[s.i]
-				continue
-			}
-			st := g.st[s.i]
-			switch o.Aggs[s.i].Func {
-			case "count":
-				row[c] = st.n
-			case "sum":
-				if st.n > 0 {
-					row[c] = st.sum
-				}
-			case "avg":
-				if st.n > 0 {
-					row[c] = st.sum / float64(st.n)
-				}
-			default:
-				row[c] = st.ext
-			}
-		}
-		out = append(out, row)
-	}
-	return out, nil
+	return srcs
 }
 
 // toFloat widens a numeric value for sum/avg.

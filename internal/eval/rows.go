@@ -113,8 +113,8 @@ func (r *runner) declare(ctx context.Context, op query.Op, l *layout) error {
 			}
 			inner.add(l.slots[i])
 		}
-		r.inner[o] = inner
-		r.argOf[o] = arg
+		put(&r.inner, o, inner)
+		put(&r.argOf, o, arg)
 		return r.declare(ctx, o.Sub, inner)
 	}
 	for _, c := range op.Children() {

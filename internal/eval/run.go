@@ -119,12 +119,8 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 		snap:   snap,
 		opts:   opts,
 		params: make(map[string]any, len(plan.Params)),
-		args:   map[*query.Argument]*argInput{},
-		inner:  map[*query.AntiJoin]*layout{},
-		argOf:  map[*query.AntiJoin]*query.Argument{},
-		texts:  map[textKey]*textIndex{},
-		fts:    map[textKey]*ftsView{},
-		scores: map[string]map[int32]float64{},
+		// args, inner, argOf, texts, fts and scores are made on first
+		// use (put): most reads need none of them.
 	}
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
@@ -145,6 +141,7 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 	}
 	r.now = now.UTC().UnixMilli()
 
+	r.plan = plan
 	out, err := r.output(ctx, plan.Read)
 	if err != nil {
 		return nil, err
@@ -169,6 +166,7 @@ type runner struct {
 	capOp  query.Op
 	capN   int64
 	snap   Snapshot
+	plan   *query.Plan
 	opts   Options
 	params map[string]any
 	now    int64
@@ -236,6 +234,13 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		}
 		return &outRows{rs: rs, fns: fns, n: rs.n()}, nil
 	case *query.Aggregate:
+		// A count over an unanchored traversal walks dense views of its
+		// tables, when the snapshot has them and prefers them (dense.go).
+		if rows, ok, err := r.denseAggregate(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			return heldRows(rows), nil
+		}
 		if n, ok, err := r.countOnly(ctx, o); err != nil {
 			return nil, err
 		} else if ok {
@@ -444,7 +449,7 @@ func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout)
 		return outer, nil
 	}
 	arg := r.argOf[o]
-	r.args[arg] = &argInput{rows: outer, l: l}
+	put(&r.args, arg, &argInput{rows: outer, l: l})
 	sub, err := r.eval(ctx, o.Sub, r.inner[o])
 	delete(r.args, arg)
 	if err != nil {
@@ -461,4 +466,12 @@ func (r *runner) evalAntiJoin(ctx context.Context, o *query.AntiJoin, l *layout)
 		}
 	}
 	return out, nil
+}
+
+// put stores v under k in *m, making the map on first use.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }

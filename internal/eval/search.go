@@ -69,7 +69,7 @@ func (r *runner) textIndex(t *snapshot.NodeTable, field string) *textIndex {
 	if ix.docs > 0 {
 		ix.avgdl = float64(total) / float64(ix.docs)
 	}
-	r.texts[k] = ix
+	put(&r.texts, k, ix)
 	return ix
 }
 
@@ -431,7 +431,7 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 		scores[s.row] = s.score
 	}
 	r.rankPos = pos
-	r.scores[rk.String()] = scores
+	put(&r.scores, rk.String(), scores)
 	return out, nil
 }
 
@@ -519,7 +519,7 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 			}
 		}
 	}
-	r.scores[r.rank.String()] = score
+	put(&r.scores, r.rank.String(), score)
 	return out, nil
 }
 

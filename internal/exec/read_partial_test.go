@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 
@@ -22,12 +23,7 @@ import (
 // scan); a traversal from an unfiltered scan must not.
 func TestPartialReadsMatchFull(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(31, 32))
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, st, rng := readTestGraph(t, engSchema, 31)
 	var bulk strings.Builder
 	const n = 3000
 	for i := range n {
@@ -53,11 +49,7 @@ func TestPartialReadsMatchFull(t *testing.T) {
 	if _, err := g.Mutate(ctx, "main", lookupPlan(t, g, "del"), map[string]any{"name": "n7"}, MutateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	queries := []struct {
 		src     string
 		partial bool
@@ -93,18 +85,7 @@ func TestPartialReadsMatchFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			params := map[string]any{"name": name}
-			want, _, err := full.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatalf("query %d full: %v", qi, err)
-			}
-			cold, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _, err := cold.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatalf("query %d partial: %v", qi, err)
-			}
+			got, want, cold := readFreshAndFull(t, st, full, p, params, Options{})
 			if took := cold.partialReads.Load() == 1; took != qc.partial {
 				t.Fatalf("query %d (%s): partial path taken = %v, want %v", qi, name, took, qc.partial)
 			}
@@ -123,4 +104,50 @@ func (g *Graph) catalog0(t *testing.T) *schema.Catalog {
 		t.Fatal(err)
 	}
 	return snap.Catalog()
+}
+
+// readFreshAndFull runs p with params on the reference handle full and on
+// a fresh handle over st opened with opts, and returns the fresh handle's
+// rows, the reference rows and the fresh handle (whose counters say which
+// path answered).
+func readFreshAndFull(t *testing.T, st storage.Store, full *Graph, p *query.Plan, params map[string]any, opts Options) (got, want *eval.Result, fresh *Graph) {
+	t.Helper()
+	ctx := context.Background()
+	want, _, err := full.Query(ctx, Target{}, p, params)
+	if err != nil {
+		t.Fatalf("%s on the reference handle: %v", p.Name, err)
+	}
+	fresh, err = Open(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = fresh.Query(ctx, Target{}, p, params)
+	if err != nil {
+		t.Fatalf("%s on a fresh handle: %v", p.Name, err)
+	}
+	return got, want, fresh
+}
+
+// imageHandle opens the reference handle of the read tests over st: every
+// read decodes whole-table images (no index, partial or dense path).
+func imageHandle(t *testing.T, st storage.Store) *Graph {
+	t.Helper()
+	full, err := Open(context.Background(), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.snaps.SetIndexPath(false)
+	return full
+}
+
+// readTestGraph initializes a graph of schema pg on an in-memory store
+// for the read tests, with a random source seeded by seed.
+func readTestGraph(t *testing.T, pg string, seed uint64) (*Graph, storage.Store, *rand.Rand) {
+	t.Helper()
+	st := storage.NewMem()
+	g, err := Init(context.Background(), st, "test.pg", pg, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, st, rand.New(rand.NewPCG(seed, seed+1))
 }

@@ -53,12 +53,7 @@ func scanItems(rng *rand.Rand, from, n int) string {
 // constants).
 func TestScanReadsMatchFull(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(5, 6))
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", scanSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, st, rng := readTestGraph(t, scanSchema, 5)
 	for k := range 3 {
 		if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, k*700, 700)), LoadRequest{Mode: LoadAppend}); err != nil {
 			t.Fatal(err)
@@ -79,11 +74,7 @@ func TestScanReadsMatchFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	const params = `$k: I64, $m: I64?, $s: String, $d: Date`
 	queries := []string{
 		`match { $i: Item  $i.n = $k } return { count($i) as c }`,
@@ -131,18 +122,7 @@ func TestScanReadsMatchFull(t *testing.T) {
 			{"k": 7, "s": "s4", "d": "2024-01-20"},
 			{"k": -50, "m": 12, "s": "s19", "d": "2024-01-01"},
 		} {
-			want, _, err := full.Query(ctx, Target{}, p, ps)
-			if err != nil {
-				t.Fatalf("query %d full: %v", qi, err)
-			}
-			cold, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _, err := cold.Query(ctx, Target{}, p, ps)
-			if err != nil {
-				t.Fatalf("query %d scan: %v", qi, err)
-			}
+			got, want, cold := readFreshAndFull(t, st, full, p, ps, Options{})
 			if cold.partialReads.Load() != 1 {
 				t.Fatalf("query %d: the streaming scan path was not taken", qi)
 			}
@@ -177,11 +157,7 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
 		t.Fatal(err)
 	}
-	full, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.snaps.SetIndexPath(false)
+	full := imageHandle(t, st)
 	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
 	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
 	if err != nil {

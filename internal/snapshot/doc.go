@@ -27,6 +27,10 @@
 //     the same way. Tables whose image would exceed half the cache budget
 //     stay on these paths on a warm handle too, so memory follows the
 //     budget (OMNIGRAPH_CACHE_BYTES), not the graph.
+//   - dense.go: dense views for unanchored traversals (eval/dense.go): an
+//     exact id → row map per node type from the id column alone, filter
+//     bitmaps from pushed-down table scans, int32 CSRs streamed from the
+//     edge tables' src/dst columns; per query, charged to its budget.
 //   - index.go, adjacency.go: sorted property indexes and row-resolved
 //     adjacency (CSR) kept with an image.
 //   - columns.go: the mapping between .pg types and table columns, and

@@ -409,12 +409,19 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 		dst = d.ids
 	}
 	bound := maxPartialNodes
+	// Edges per near node, on average: a frontier expected to reach past
+	// the bound is not read at all (reading the adjacency of a large
+	// frontier fetches whole index sections, only to give up after).
+	avgDegree, dstRows := 0.0, int64(0)
 	if nt, ok := pp.snap.cat.Node(o.DstType); ok {
 		dst, err := pp.snap.State(ctx, NodeKey(nt.Name))
 		if err != nil {
 			return false, err
 		}
 		bound = partialBound(dst.Rows())
+		if dstRows = dst.Rows(); dstRows > 0 {
+			avgDegree = float64(st.Rows()) / float64(dstRows)
+		}
 	}
 	seen := map[string]bool{}
 	var frontier []string
@@ -431,6 +438,10 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 		sections = []table.Section{table.SectionSrc, table.SectionDst}
 	}
 	for hop := int64(1); hop <= o.Max && len(frontier) > 0; hop++ {
+		if expect := float64(len(frontier)) * avgDegree * float64(len(sections)); expect > float64(4*bound) ||
+			float64(len(seen))+min(expect, float64(max(0, dstRows-int64(len(seen))))) > float64(2*bound) {
+			return false, nil
+		}
 		var next []string
 		for _, sec := range sections {
 			es, err := pp.snap.l.tr.Adjacent(ctx, st, sec, frontier)

@@ -31,6 +31,8 @@ type Loader struct {
 	// partials counts reads answered by Partial; past partialBeforeImages
 	// the handle is serving many reads and decodes images instead.
 	partials atomic.Int64
+	// denseReads counts the reads PreferDense sent to dense views.
+	denseReads atomic.Int64
 }
 
 // NewLoader returns a loader reading st through c.

@@ -43,6 +43,7 @@ type Local struct {
 	// sem serialises lock holders of one stripe inside this process (and makes
 	// waiting cancellable); flock serialises processes.
 	sem [lockStripes]chan struct{}
+	hot hotSet // files GetHot keeps open (local_hot.go)
 }
 
 const (
@@ -107,6 +108,11 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, Info, error) {
 		return nil, Info{}, opErr(OpGet, key, err)
 	}
 	defer f.Close()
+	return l.readOpen(f, fi, key)
+}
+
+// readOpen reads the whole object file f (opened for key) and its Info.
+func (l *Local) readOpen(f *os.File, fi fs.FileInfo, key string) ([]byte, Info, error) {
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
 		// The file is never modified in place, so a short read is corruption or I/O failure.
