@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -97,13 +98,7 @@ func EncodeKey(frags []FragmentIDs) ([]byte, error) {
 		}
 	}
 	slices.SortFunc(ents, func(a, b ent) int {
-		if c := cmpString(a.id, b.id); c != 0 {
-			return c
-		}
-		if a.frag != b.frag {
-			return int(a.frag) - int(b.frag)
-		}
-		return int(a.off - b.off)
+		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.frag, b.frag), cmp.Compare(a.off, b.off))
 	})
 	var b bytes.Buffer
 	b.WriteString(keyMagic)
@@ -124,16 +119,6 @@ func EncodeKey(frags []FragmentIDs) ([]byte, error) {
 	}
 	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
 	return b.Bytes(), nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DecodeKey parses a key index; key names the object in errors.
