@@ -357,13 +357,7 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 			}
 		}
 	case "bm25":
-		qv, err := r.constant(rk.Query)
-		if err != nil {
-			return nil, err
-		}
-		qs, _ := qv.(string)
-		terms := queryTerms(qs)
-		fv, err := r.ftsView(ctx, t, rk.Field)
+		terms, fv, err := r.bm25Inputs(ctx, rk, t)
 		if err != nil {
 			return nil, err
 		}
@@ -523,6 +517,21 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 	return out, nil
 }
 
+// bm25Inputs returns a bm25 ranking's query terms and the full-text view
+// of its field (nil: rank through the in-memory text index).
+func (r *runner) bm25Inputs(ctx context.Context, rk *query.RankSpec, t *snapshot.NodeTable) ([]string, *ftsView, error) {
+	qv, err := r.constant(rk.Query)
+	if err != nil {
+		return nil, nil, err
+	}
+	qs, _ := qv.(string)
+	fv, err := r.ftsView(ctx, t, rk.Field)
+	if err != nil {
+		return nil, nil, err
+	}
+	return queryTerms(qs), fv, nil
+}
+
 // rankLimit returns the K of the operator that ranks (the query limit).
 func rankLimit(op query.Op) int64 {
 	switch o := op.(type) {
@@ -578,13 +587,7 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 			return nil
 		}, nil
 	case "bm25":
-		qv, err := r.constant(rk.Query)
-		if err != nil {
-			return nil, err
-		}
-		qs, _ := qv.(string)
-		terms := queryTerms(qs)
-		fv, err := r.ftsView(ctx, t, rk.Field)
+		terms, fv, err := r.bm25Inputs(ctx, rk, t)
 		if err != nil {
 			return nil, err
 		}
