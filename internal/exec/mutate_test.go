@@ -3,9 +3,12 @@ package exec
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -142,5 +145,38 @@ func TestEngineMutateIfCommit(t *testing.T) {
 	}
 	if got := engNodes(t, g, "Person", "age"); !slices.Contains(got, "Bob=40") {
 		t.Fatalf("lost conditional write is visible: %v", got)
+	}
+}
+
+// TestMutateUnknownPropertyTyped: a mutation plan naming a property its
+// type does not declare (the query checker refuses one; a hand-built plan
+// gets here) fails with *snapshot.UnknownPropertyError and changes nothing.
+func TestMutateUnknownPropertyTyped(t *testing.T) {
+	cases := []struct {
+		name  string
+		query string
+		edit  func(op *query.MutationOp)
+		typ   string
+	}{
+		{"update where", "set_age", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Person"},
+		{"update assignment", "set_age", func(op *query.MutationOp) { op.Assigns[0].Prop = "nope" }, ""},
+		{"delete node where", "remove_person", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Person"},
+		{"delete edge where", "remove_friendship", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Knows"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, _ := engFixture(t)
+			before := engSnap(t, g, "main")
+			p := engPlan(t, g, c.query)
+			c.edit(p.Mutations[0])
+			_, err := g.Mutate(context.Background(), "main", p, map[string]any{"name": "Bob", "age": 26, "from": "Alice"}, MutateOptions{})
+			var ue *snapshot.UnknownPropertyError
+			if !errors.As(err, &ue) || ue.Prop != "nope" || ue.Type != c.typ {
+				t.Fatalf("err = %v, want *snapshot.UnknownPropertyError{%q, nope}", err, c.typ)
+			}
+			if after := engSnap(t, g, "main"); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the failed mutation changed main: %+v -> %+v", before, after)
+			}
+		})
 	}
 }
