@@ -64,14 +64,7 @@ func TestVectorIndexRecall(t *testing.T) {
 	if _, err := g.Optimize(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := snap.Nodes(ctx, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, nt := headNodes(t, g, "P")
 	parts, _, err := snap.VectorParts(ctx, nt, "v")
 	if err != nil {
 		t.Fatal(err)
