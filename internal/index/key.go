@@ -12,7 +12,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -222,9 +221,9 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 	if err != nil {
 		return table.IndexRef{}, err
 	}
-	key := prefix + "/index/" + ulid.Make().String() + ".idx"
-	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
-		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
+	key, err := putObject(ctx, st, prefix, "idx", data)
+	if err != nil {
+		return table.IndexRef{}, err
 	}
 	covered := make([]string, len(frags))
 	for i, f := range frags {
@@ -235,11 +234,7 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 
 // ReadKey reads and decodes a key index object.
 func ReadKey(ctx context.Context, st storage.Store, key string) (*KeyIndex, error) {
-	data, _, err := st.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
-	}
-	return DecodeKey(key, data)
+	return getObject(ctx, st, key, DecodeKey)
 }
 
 // FragmentIDsOf reads the id column of fragments of s (live rows only, with
