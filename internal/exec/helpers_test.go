@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -52,4 +53,20 @@ func headNodes(tb testing.TB, g *Graph, typ string) (*snapshot.Snapshot, *snapsh
 		tb.Fatal(err)
 	}
 	return snap, nt
+}
+
+// indexedAndExact runs p over snap with its indexes (got) and without
+// them (want: the exact reference the indexed answer must equal).
+func indexedAndExact(tb testing.TB, snap eval.Snapshot, p *query.Plan, params map[string]any) (got, want *eval.Result) {
+	tb.Helper()
+	ctx := context.Background()
+	want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	got, err = eval.Run(ctx, snap, p, params, eval.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return got, want
 }

@@ -167,6 +167,17 @@ func (x *mutExec) run(ctx context.Context, plan *query.Plan) error {
 	return nil
 }
 
+// nullRow is an insert's row before its assignments: every property null.
+func nullRow(props []*schema.Property) map[string]any {
+	values := make(map[string]any, len(props))
+	for _, p := range props {
+		values[p.Name] = nil
+	}
+	return values
+}
+
+// assign evaluates assigns into values (props are the type's, lookup its
+// property lookup) and refuses an external blob among them (blobsAllowed).
 func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.Property, bool), values map[string]any, assigns []query.Assignment) error {
 	for _, a := range assigns {
 		p, ok := lookup(a.Prop)
@@ -179,7 +190,7 @@ func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.
 		}
 		values[a.Prop] = v
 	}
-	return nil
+	return blobsAllowed(props, values)
 }
 
 func (x *mutExec) insertNode(op *query.MutationOp) error {
@@ -187,14 +198,8 @@ func (x *mutExec) insertNode(op *query.MutationOp) error {
 	if !ok {
 		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
 	}
-	values := make(map[string]any, len(nt.Props))
-	for _, p := range nt.Props {
-		values[p.Name] = nil
-	}
+	values := nullRow(nt.Props)
 	if err := x.assign(nt.Props, nt.Prop, values, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(nt.Props, values); err != nil {
 		return err
 	}
 	id := ulid.Make().String()
@@ -239,14 +244,8 @@ func (x *mutExec) insertEdge(op *query.MutationOp) error {
 		}
 		ends[i] = s
 	}
-	values := make(map[string]any, len(et.Props))
-	for _, p := range et.Props {
-		values[p.Name] = nil
-	}
+	values := nullRow(et.Props)
 	if err := x.assign(et.Props, et.Prop, values, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(et.Props, values); err != nil {
 		return err
 	}
 	x.table(x.edges, et.Name).put(Row{ID: ulid.Make().String(), Src: ends[0], Dst: ends[1], Values: values})
@@ -368,9 +367,6 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 	// Evaluate assignments once: they do not depend on the row.
 	set := map[string]any{}
 	if err := x.assign(nt.Props, nt.Prop, set, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(nt.Props, set); err != nil {
 		return err
 	}
 	var updated []Row

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -139,14 +138,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := eval.Run(ctx, snap, p, params, eval.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
+					got, want := indexedAndExact(t, snap, p, params)
 					if !reflect.DeepEqual(got.Rows, want.Rows) {
 						t.Fatalf("round %d %s(%q): indexed\n%v\nexact\n%v", round, name, q, got.Rows, want.Rows)
 					}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -92,14 +91,7 @@ query one($x: Vector(16)) { match { $p: P  $p.g = 7 } return { $p.slug } order {
 				x[k] = float64(base[k]) + 0.1*r.NormFloat64()
 			}
 			params := map[string]any{"x": x}
-			want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := eval.Run(ctx, snap, p, params, eval.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, want := indexedAndExact(t, snap, p, params)
 			if len(got.Rows) != 10 || len(want.Rows) != 10 {
 				t.Fatalf("%s: %d rows (exact %d), want 10", name, len(got.Rows), len(want.Rows))
 			}
