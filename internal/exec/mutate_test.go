@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -176,6 +177,54 @@ func TestMutateUnknownPropertyTyped(t *testing.T) {
 			}
 			if after := engSnap(t, g, "main"); !reflect.DeepEqual(after, before) {
 				t.Fatalf("the failed mutation changed main: %+v -> %+v", before, after)
+			}
+		})
+	}
+}
+
+// TestMutateRefusesExternalBlobs: insert node, insert edge and update all
+// refuse an external blob URI (a String parameter is the only way to set a
+// Blob property) with the value error naming the property, and change
+// nothing.
+func TestMutateRefusesExternalBlobs(t *testing.T) {
+	const schemaSrc = `
+node Doc { slug: String @key  body: Blob? }
+edge Cites: Doc -> Doc { note: Blob? }
+`
+	const queries = `
+query put_param($s: String, $b: String) { insert Doc { slug: $s, body: $b } }
+query cite($a: String, $b: String, $n: String) { insert Cites { from: $a, to: $b, note: $n } }
+query set_body($s: String, $b: String) { update Doc set { body: $b } where slug = $s }
+`
+	ctx := context.Background()
+	cases := []struct {
+		name, query, prop string
+		params            map[string]any
+	}{
+		{"insert node param", "put_param", "body", map[string]any{"s": "x", "b": "s3://bkt/a"}},
+		{"insert edge param", "cite", "note", map[string]any{"a": "d1", "b": "d2", "n": "https://example.com/n"}},
+		{"update param", "set_body", "body", map[string]any{"s": "d1", "b": "s3://bkt/u"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := storage.NewMem()
+			g, err := Init(ctx, st, "t.pg", schemaSrc, "tester", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { engCheck(t, st) })
+			data := `{"type":"Doc","data":{"slug":"d1"}}` + "\n" + `{"type":"Doc","data":{"slug":"d2"}}` + "\n"
+			if _, err := g.Load(ctx, stringsReader(data), LoadRequest{Mode: LoadOverwrite}); err != nil {
+				t.Fatal(err)
+			}
+			before := engSnap(t, g, "main")
+			_, err = g.Mutate(ctx, "main", headPlan(t, g, queries, c.query), c.params, MutateOptions{})
+			var ve *value.Error
+			if !errors.As(err, &ve) || ve.Name != c.prop || ve.Reason != "external blob ingest is denied" {
+				t.Fatalf("err = %v, want *value.Error for %s: external blob ingest is denied", err, c.prop)
+			}
+			if after := engSnap(t, g, "main"); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the refused mutation changed main")
 			}
 		})
 	}
