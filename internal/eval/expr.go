@@ -111,6 +111,19 @@ func litValue(l *query.Lit) (any, error) {
 	return nil, runErrorf("unknown literal kind %d", l.Kind)
 }
 
+// preds compiles filters, in order (pred).
+func (r *runner) preds(ctx context.Context, filters []query.Pred, l *layout) ([]func(row []int32) bool, error) {
+	out := make([]func([]int32) bool, 0, len(filters))
+	for i := range filters {
+		p, err := r.pred(ctx, &filters[i], l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // pred compiles a predicate. Comparisons follow §5.4: a null operand makes
 // every comparison false (including !=).
 func (r *runner) pred(ctx context.Context, p *query.Pred, l *layout) (func(row []int32) bool, error) {
