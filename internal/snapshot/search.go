@@ -66,7 +66,8 @@ func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([
 	if t.layout == nil {
 		return nil, false, nil
 	}
-	xs, err := fragIndexes(ctx, s, t, index.KindText, field, "search/fts/", "search/fts-mem/", index.ReadText,
+	parts := make([]TextPart, 0, len(t.layout.keys))
+	err := fragIndexes(ctx, s, t, index.KindText, field, "search/fts/", "search/fts-mem/", index.ReadText,
 		func(rows *Rows) *index.TextIndex {
 			col := rows.Cols[field]
 			return index.BuildText(len(rows.IDs), func(r int) (string, bool) {
@@ -76,13 +77,12 @@ func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([
 				v, ok := col[r].(string)
 				return v, ok
 			})
+		},
+		func(pos FragPos, x *index.TextIndex, persisted bool) {
+			parts = append(parts, TextPart{FragPos: pos, Index: x, Persisted: persisted})
 		})
 	if err != nil {
 		return nil, false, err
-	}
-	parts := make([]TextPart, len(xs))
-	for i, x := range xs {
-		parts[i] = TextPart{FragPos: x.pos, Index: x.ix, Persisted: x.persisted}
 	}
 	return parts, true, nil
 }
@@ -95,7 +95,8 @@ func (s *Snapshot) VectorParts(ctx context.Context, t *NodeTable, field string) 
 	if t.layout == nil || !ok {
 		return nil, false, nil
 	}
-	xs, err := fragIndexes(ctx, s, t, index.KindVector, field, "search/ivf/", "search/flat/", index.ReadVector,
+	parts := make([]VectorPart, 0, len(t.layout.keys))
+	err := fragIndexes(ctx, s, t, index.KindVector, field, "search/ivf/", "search/flat/", index.ReadVector,
 		func(rows *Rows) *index.VectorIndex {
 			col := rows.Cols[field]
 			vecs := make([][]float32, len(rows.IDs))
@@ -105,42 +106,34 @@ func (s *Snapshot) VectorParts(ctx context.Context, t *NodeTable, field string) 
 				}
 			}
 			return index.BuildVector(vecs, prop.Type.Dim, 1)
+		},
+		func(pos FragPos, x *index.VectorIndex, persisted bool) {
+			parts = append(parts, VectorPart{FragPos: pos, Index: x, Persisted: persisted})
 		})
 	if err != nil {
 		return nil, false, err
 	}
-	parts := make([]VectorPart, len(xs))
-	for i, x := range xs {
-		parts[i] = VectorPart{FragPos: x.pos, Index: x.ix, Persisted: x.persisted}
-	}
 	return parts, true, nil
 }
 
-// fragIndex is one fragment's search index of a node image.
-type fragIndex[X any] struct {
-	pos       FragPos
-	ix        X
-	persisted bool
-}
-
-// fragIndexes returns, for each fragment of t's layout (not nil) in image
-// order, its index of kind over field: the persisted object t's state
-// names (read, cached under persisted+object key), else one built from
-// the decoded fragment (cached under mem+schema/fragment/field). Both
-// stay in the read cache, sized by the index.
+// fragIndexes calls emit, for each fragment of t's layout (not nil) in
+// image order, with its place in the image and its index of kind over
+// field: the persisted object t's state names (read, cached under
+// persisted+object key), else one built from the decoded fragment (cached
+// under mem+schema/fragment/field). Both stay in the read cache, sized by
+// the index.
 func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, t *NodeTable, kind, field, persisted, mem string,
-	read func(context.Context, storage.Store, string) (X, error), build func(*Rows) X) ([]fragIndex[X], error) {
+	read func(context.Context, storage.Store, string) (X, error), build func(*Rows) X, emit func(FragPos, X, bool)) error {
 	fs := t.layout
 	st, err := s.State(ctx, NodeKey(t.Type.Name))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	refs := st.Indexes()
-	out := make([]fragIndex[X], len(fs.keys))
 	for i, fk := range fs.keys {
-		p := fragIndex[X]{pos: FragPos{base: fs.base[i], dels: fs.dels[i]}}
 		var v any
-		if ref, ok := index.RefFor(refs, kind, field, fk); ok {
+		ref, stored := index.RefFor(refs, kind, field, fk)
+		if stored {
 			v, err = s.l.cache.GetOrLoad(ctx, persisted+ref.Key, func(ctx context.Context) (any, int64, error) {
 				x, err := read(ctx, s.l.st, ref.Key)
 				if err != nil {
@@ -148,7 +141,6 @@ func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, 
 				}
 				return x, x.Size(), nil
 			})
-			p.persisted = true
 		} else {
 			rows := fs.parts[i]
 			v, err = s.l.cache.GetOrLoad(ctx, mem+s.c.Schema+"/"+fk+"/"+field, func(context.Context) (any, int64, error) {
@@ -157,10 +149,9 @@ func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, 
 			})
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p.ix = v.(X)
-		out[i] = p
+		emit(FragPos{base: fs.base[i], dels: fs.dels[i]}, v.(X), stored)
 	}
-	return out, nil
+	return nil
 }
