@@ -111,9 +111,9 @@ func litValue(l *query.Lit) (any, error) {
 	return nil, runErrorf("unknown literal kind %d", l.Kind)
 }
 
-// preds compiles filters, in order (pred).
-func (r *runner) preds(ctx context.Context, filters []query.Pred, l *layout) ([]func(row []int32) bool, error) {
-	out := make([]func([]int32) bool, 0, len(filters))
+// appendPreds appends filters, compiled in order (pred), to out. The
+// caller makes out, so a scan's few predicates can stay on its stack.
+func (r *runner) appendPreds(ctx context.Context, out []func(row []int32) bool, filters []query.Pred, l *layout) ([]func(row []int32) bool, error) {
 	for i := range filters {
 		p, err := r.pred(ctx, &filters[i], l)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSet, error) {
 	s := l.idx(o.Var)
 	tbl := l.slots[s].nodes
-	preds, err := r.preds(ctx, o.Filters, l)
+	preds, err := r.appendPreds(ctx, make([]func([]int32) bool, 0, len(o.Filters)), o.Filters, l)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 	l := r.top
 	s := l.idx(sc.Var)
 	tbl := l.slots[s].nodes
-	preds, err := r.preds(ctx, sc.Filters, l)
+	preds, err := r.appendPreds(ctx, make([]func([]int32) bool, 0, len(sc.Filters)), sc.Filters, l)
 	if err != nil {
 		return 0, false, err
 	}
