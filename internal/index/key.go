@@ -97,7 +97,10 @@ func EncodeKey(frags []FragmentIDs) ([]byte, error) {
 		}
 	}
 	slices.SortFunc(ents, func(a, b ent) int {
-		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.frag, b.frag), cmp.Compare(a.off, b.off))
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c // ids rarely repeat: decide without the other two
+		}
+		return cmp.Or(cmp.Compare(a.frag, b.frag), cmp.Compare(a.off, b.off))
 	})
 	var b bytes.Buffer
 	b.WriteString(keyMagic)
