@@ -149,7 +149,13 @@ func TestVerifyNamesDamage(t *testing.T) {
 			return key
 		}, false, true},
 		{"ref garbled", func(t *testing.T, dir string) string {
-			replaceIn(t, dir, "refs/heads/feature", `"seq":2`, `"seq":3`)
+			// A fork continues its source's seq: change whatever it is.
+			b, err := os.ReadFile(filepath.Join(dir, "refs", "heads", "feature"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := regexp.MustCompile(`"seq":[0-9]+`).Find(b)
+			replaceIn(t, dir, "refs/heads/feature", string(seq), string(seq)+"0")
 			return "refs/heads/feature"
 		}, false, false},
 		{"main ref deleted", func(t *testing.T, dir string) string {
