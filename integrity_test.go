@@ -160,7 +160,7 @@ func decodeAlone(ctx context.Context, key string, data []byte) (err error, ok bo
 		_, err = commit.Decode(key, data)
 	case strings.HasPrefix(key, "schemas/"):
 		if commit.SchemaKey(data) != key {
-			err = &commit.CorruptError{Key: key, Err: errors.New("content hash does not match name")}
+			err = &commit.CorruptError{Key: key, Offset: -1, Reason: "content hash does not match name"}
 		}
 	case strings.Contains(key, "/state/"):
 		_, err = table.DecodeState(key, data)

@@ -88,10 +88,7 @@ type changeJSON struct {
 func toChangeJSON(c omnigraph.Change) changeJSON {
 	var out changeJSON
 	out.Kind, out.ID, out.Op = c.Kind, c.ID, c.Op
-	out.EntityType.ID = c.TypeID
-	if out.EntityType.ID == "" {
-		out.EntityType.ID = c.Kind + ":" + c.Type
-	}
+	out.EntityType.ID = c.TypeKey()
 	out.EntityType.Name = c.Type
 	image := func(props map[string]any, src, dst string) *changeImageJSON {
 		if props == nil {

@@ -3,13 +3,16 @@ package commit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // Sentinel errors. Callers test with errors.Is; the structured errors below
 // wrap them so a single errors.Is check covers every detail type.
 var (
-	// ErrCorrupt: an object's bytes do not decode or fail validation.
-	ErrCorrupt = errors.New("corrupt object")
+	// ErrCorrupt: an object's bytes do not decode or fail validation. It is
+	// table.ErrCorrupt: one kind of corruption for every stored object.
+	ErrCorrupt = table.ErrCorrupt
 	// ErrNotInitialized: the location holds no (complete) graph.
 	ErrNotInitialized = errors.New("graph not initialized")
 	// ErrAlreadyInitialized: init found a graph already published at the location.
@@ -56,19 +59,13 @@ func (e *OutcomeUnknownError) Error() string {
 // Unwrap exposes ErrOutcomeUnknown and the CAS failure.
 func (e *OutcomeUnknownError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
 
-// CorruptError names the object that failed to decode.
-type CorruptError struct {
-	Key string // object key, e.g. "commits/01H….json"
-	Err error  // what was wrong
-}
-
-func (e *CorruptError) Error() string { return fmt.Sprintf("corrupt object %s: %v", e.Key, e.Err) }
-
-// Unwrap exposes both ErrCorrupt and the underlying cause.
-func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+// CorruptError names the object that failed to decode (a commit, ref,
+// schema or the stamp; Offset is -1). It is table.CorruptError, so one
+// errors.As finds the broken object whichever layer read it.
+type CorruptError = table.CorruptError
 
 func corrupt(key string, format string, args ...any) error {
-	return &CorruptError{Key: key, Err: fmt.Errorf(format, args...)}
+	return &CorruptError{Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 }
 
 // FormatError reports a format stamp this build refuses, naming both versions.
@@ -156,8 +153,8 @@ func MissingObject(c *Commit, key string, err error) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	return &CorruptError{Key: CommitKey(c.ID),
-		Err: fmt.Errorf("names %s, which is missing and was not removed by cleanup (run `omnigraph verify`): %w", key, err)}
+	return &CorruptError{Key: CommitKey(c.ID), Offset: -1,
+		Reason: fmt.Sprintf("names %s, which is missing and was not removed by cleanup (run `omnigraph verify`)", key), Err: err}
 }
 
 // notPublishedError marks a publish failure after which the ref certainly

@@ -56,6 +56,16 @@ func (e *RevisionError) Unwrap() error { return ErrCommitNotFound }
 
 const shownCandidates = 5
 
+// RevisionCommit reads the commit a revision names (ResolveRevision, then
+// Commit).
+func (r *Repo) RevisionCommit(ctx context.Context, rev string) (*Commit, error) {
+	id, err := r.ResolveRevision(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.Commit(ctx, id)
+}
+
 // ResolveRevision returns the commit a revision names (see above). It
 // reads the branch ref, lists commit ids only for a prefix (one listing of
 // that prefix), and reads one commit per parent step.

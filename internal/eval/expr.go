@@ -111,6 +111,19 @@ func litValue(l *query.Lit) (any, error) {
 	return nil, runErrorf("unknown literal kind %d", l.Kind)
 }
 
+// appendPreds appends filters, compiled in order (pred), to out. The
+// caller makes out, so a scan's few predicates can stay on its stack.
+func (r *runner) appendPreds(ctx context.Context, out []func(row []int32) bool, filters []query.Pred, l *layout) ([]func(row []int32) bool, error) {
+	for i := range filters {
+		p, err := r.pred(ctx, &filters[i], l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // pred compiles a predicate. Comparisons follow §5.4: a null operand makes
 // every comparison false (including !=).
 func (r *runner) pred(ctx context.Context, p *query.Pred, l *layout) (func(row []int32) bool, error) {

@@ -92,41 +92,41 @@ func (b rowBits) has(i int32) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
 
 // matchRows returns the live rows holding at least one of terms.
 func (v *ftsView) matchRows(terms []string) rowBits {
-	out := newRowBits(v.n)
-	for pi := range v.parts {
-		p := &v.parts[pi]
+	return v.termRows(func(p *snapshot.TextPart, yield func(int)) {
 		for _, t := range terms {
-			i, ok := p.Index.Lookup(t)
-			if !ok {
-				continue
+			if i, ok := p.Index.Lookup(t); ok {
+				yield(i)
 			}
-			p.Index.Postings(i, func(off, _ int32) {
-				if row, live := p.ImageRow(off); live {
-					out.set(row)
-				}
-			})
 		}
-	}
-	return out
+	})
 }
 
 // fuzzyRows returns the live rows holding a term within maxEdits
 // Levenshtein edits of some query term: the dictionary of each fragment is
 // matched once, then the postings of the matching terms are taken.
 func (v *ftsView) fuzzyRows(terms []string, maxEdits int) rowBits {
+	return v.termRows(func(p *snapshot.TextPart, yield func(int)) {
+		for i, dt := range p.Index.Terms() {
+			if slices.ContainsFunc(terms, func(qt string) bool { return levenshteinWithin(dt, qt, maxEdits) }) {
+				yield(i)
+			}
+		}
+	})
+}
+
+// termRows returns the live rows of the postings of the dictionary terms
+// each part's terms yields.
+func (v *ftsView) termRows(terms func(p *snapshot.TextPart, yield func(i int))) rowBits {
 	out := newRowBits(v.n)
 	for pi := range v.parts {
 		p := &v.parts[pi]
-		for i, dt := range p.Index.Terms() {
-			if !slices.ContainsFunc(terms, func(qt string) bool { return levenshteinWithin(dt, qt, maxEdits) }) {
-				continue
-			}
+		terms(p, func(i int) {
 			p.Index.Postings(i, func(off, _ int32) {
 				if row, live := p.ImageRow(off); live {
 					out.set(row)
 				}
 			})
-		}
+		})
 	}
 	return out
 }

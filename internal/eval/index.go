@@ -37,40 +37,12 @@ type constPred struct {
 	c    any
 }
 
-// flipOp mirrors a comparison for swapped operands (c < x ⇔ x > c).
-func flipOp(op query.CmpOp) (query.CmpOp, bool) {
-	switch op {
-	case query.OpEq, query.OpNe:
-		return op, true
-	case query.OpLt:
-		return query.OpGt, true
-	case query.OpLe:
-		return query.OpGe, true
-	case query.OpGt:
-		return query.OpLt, true
-	case query.OpGe:
-		return query.OpLe, true
-	}
-	return op, false
-}
-
 // constPreds extracts the index-usable filters of a scan over variable v.
 func (r *runner) constPreds(filters []query.Pred, v string) []constPred {
 	var out []constPred
 	for i := range filters {
-		p := &filters[i]
-		if p.Func != "" {
-			continue
-		}
-		varSide, kSide, op := p.Left, p.Right, p.Op
-		if isConstOperand(varSide) {
-			var ok bool
-			if op, ok = flipOp(op); !ok {
-				continue
-			}
-			varSide, kSide = kSide, varSide
-		}
-		if varSide.Var != v || (varSide.Kind != query.OpdProp && varSide.Kind != query.OpdID) || !isConstOperand(kSide) {
+		varSide, kSide, op, ok := filters[i].ConstCmp()
+		if !ok || varSide.Var != v || (varSide.Kind != query.OpdProp && varSide.Kind != query.OpdID) {
 			continue
 		}
 		if op < query.OpEq || op > query.OpGe || op == query.OpNe {
@@ -83,10 +55,6 @@ func (r *runner) constPreds(filters []query.Pred, v string) []constPred {
 		out = append(out, constPred{i: i, id: varSide.Kind == query.OpdID, prop: varSide.Prop, op: op, c: c})
 	}
 	return out
-}
-
-func isConstOperand(o query.Operand) bool {
-	return o.Kind == query.OpdParam || o.Kind == query.OpdLit || o.Kind == query.OpdNow
 }
 
 // scanIndex chooses candidate rows for a scan from an index. It returns

@@ -14,13 +14,9 @@ import (
 func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSet, error) {
 	s := l.idx(o.Var)
 	tbl := l.slots[s].nodes
-	preds := make([]func([]int32) bool, 0, len(o.Filters))
-	for i := range o.Filters {
-		p, err := r.pred(ctx, &o.Filters[i], l)
-		if err != nil {
-			return nil, err
-		}
-		preds = append(preds, p)
+	preds, err := r.appendPreds(ctx, make([]func([]int32) bool, 0, len(o.Filters)), o.Filters, l)
+	if err != nil {
+		return nil, err
 	}
 	buf := make([]int32, l.width())
 	for i := range buf {
@@ -160,13 +156,9 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 	l := r.top
 	s := l.idx(sc.Var)
 	tbl := l.slots[s].nodes
-	preds := make([]func([]int32) bool, 0, len(sc.Filters))
-	for i := range sc.Filters {
-		p, err := r.pred(ctx, &sc.Filters[i], l)
-		if err != nil {
-			return 0, false, err
-		}
-		preds = append(preds, p)
+	preds, err := r.appendPreds(ctx, make([]func([]int32) bool, 0, len(sc.Filters)), sc.Filters, l)
+	if err != nil {
+		return 0, false, err
 	}
 	rows, preds, total, indexed := r.indexedScan(sc, tbl, preds, false)
 	if len(preds) == 0 {

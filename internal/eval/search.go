@@ -187,55 +187,43 @@ func (r *runner) textPred(ctx context.Context, p *query.Pred, l *layout) (func(r
 			}
 			return fv.matchRows(terms)
 		}
-		if konst {
-			q, ok := qfn(nil).(string)
-			if !ok {
-				return func([]int32) bool { return false }, nil
-			}
-			bits := rowsOf(q)
-			return func(row []int32) bool { return bits.has(row[s]) }, nil
-		}
-		cache := map[string]rowBits{}
-		return func(row []int32) bool {
-			q, ok := qfn(row).(string)
-			if !ok {
-				return false
-			}
-			bits, seen := cache[q]
-			if !seen {
-				bits = rowsOf(q)
-				cache[q] = bits
-			}
-			return bits.has(row[s])
-		}, nil
+		return byQuery(qfn, konst, rowsOf, func(row []int32, bits rowBits) bool { return bits.has(row[s]) }), nil
 	}
-	match := func(row int32, terms []string) bool {
+	match := func(row []int32, terms []string) bool {
 		if p.Func == "fuzzy" {
-			return ix.fuzzyMatches(row, terms, maxEdits)
+			return ix.fuzzyMatches(row[s], terms, maxEdits)
 		}
-		return ix.matches(row, terms)
+		return ix.matches(row[s], terms)
 	}
+	return byQuery(qfn, konst, queryTerms, match), nil
+}
+
+// byQuery is the row predicate of a text predicate whose query is qfn:
+// derive turns a query string into what test needs, once for a constant
+// query and once per distinct string otherwise (cached). A null query
+// matches no row.
+func byQuery[D any](qfn func([]int32) any, konst bool, derive func(string) D, test func(row []int32, d D) bool) func([]int32) bool {
 	if konst {
-		q, _ := qfn(nil).(string)
-		if qfn(nil) == nil {
-			return func([]int32) bool { return false }, nil
+		q, ok := qfn(nil).(string)
+		if !ok {
+			return func([]int32) bool { return false }
 		}
-		terms := queryTerms(q)
-		return func(row []int32) bool { return match(row[s], terms) }, nil
+		d := derive(q)
+		return func(row []int32) bool { return test(row, d) }
 	}
-	cache := map[string][]string{}
+	cache := map[string]D{}
 	return func(row []int32) bool {
 		q, ok := qfn(row).(string)
 		if !ok {
 			return false
 		}
-		terms, seen := cache[q]
+		d, seen := cache[q]
 		if !seen {
-			terms = queryTerms(q)
-			cache[q] = terms
+			d = derive(q)
+			cache[q] = d
 		}
-		return match(row[s], terms)
-	}, nil
+		return test(row, d)
+	}
 }
 
 // queryVector resolves nearest()'s query: a Vector param, a numeric list
@@ -357,13 +345,7 @@ func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, 
 			}
 		}
 	case "bm25":
-		qv, err := r.constant(rk.Query)
-		if err != nil {
-			return nil, err
-		}
-		qs, _ := qv.(string)
-		terms := queryTerms(qs)
-		fv, err := r.ftsView(ctx, t, rk.Field)
+		terms, fv, err := r.bm25Inputs(ctx, rk, t)
 		if err != nil {
 			return nil, err
 		}
@@ -523,6 +505,21 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 	return out, nil
 }
 
+// bm25Inputs returns a bm25 ranking's query terms and the full-text view
+// of its field (nil: rank through the in-memory text index).
+func (r *runner) bm25Inputs(ctx context.Context, rk *query.RankSpec, t *snapshot.NodeTable) ([]string, *ftsView, error) {
+	qv, err := r.constant(rk.Query)
+	if err != nil {
+		return nil, nil, err
+	}
+	qs, _ := qv.(string)
+	fv, err := r.ftsView(ctx, t, rk.Field)
+	if err != nil {
+		return nil, nil, err
+	}
+	return queryTerms(qs), fv, nil
+}
+
 // rankLimit returns the K of the operator that ranks (the query limit).
 func rankLimit(op query.Op) int64 {
 	switch o := op.(type) {
@@ -578,13 +575,7 @@ func (r *runner) scoreFn(ctx context.Context, rk *query.RankSpec, l *layout) (va
 			return nil
 		}, nil
 	case "bm25":
-		qv, err := r.constant(rk.Query)
-		if err != nil {
-			return nil, err
-		}
-		qs, _ := qv.(string)
-		terms := queryTerms(qs)
-		fv, err := r.ftsView(ctx, t, rk.Field)
+		terms, fv, err := r.bm25Inputs(ctx, rk, t)
 		if err != nil {
 			return nil, err
 		}

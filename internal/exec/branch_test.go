@@ -181,9 +181,9 @@ func TestLoadFrom(t *testing.T) {
 	}
 }
 
-// TestBranchCreateWritesOneRef: creating a branch costs one object write
-// and reads no table data, whatever the graph holds.
-func TestBranchCreateWritesOneRef(t *testing.T) {
+// countedEngGraph is the engine fixture, reopened through a counting store.
+func countedEngGraph(t *testing.T) (*Graph, *storage.Counting) {
+	t.Helper()
 	mem := storage.NewMem()
 	newBH(t, mem, engSchema, engData, "")
 	cnt := storage.NewCounting(mem)
@@ -191,6 +191,13 @@ func TestBranchCreateWritesOneRef(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, cnt
+}
+
+// TestBranchCreateWritesOneRef: creating a branch costs one object write
+// and reads no table data, whatever the graph holds.
+func TestBranchCreateWritesOneRef(t *testing.T) {
+	g, cnt := countedEngGraph(t)
 	kl := &keyLog{Store: cnt}
 	g.st = kl
 	before := cnt.Snapshot()
@@ -222,13 +229,7 @@ func (g *Graph) mustHead(t testing.TB, branch string) commit.ID {
 // round trips of a revision), and a branch whose name looks like one still
 // wins over the commit, as resolveFrom promises.
 func TestBranchCreateFromCommitIDNoCopy(t *testing.T) {
-	mem := storage.NewMem()
-	newBH(t, mem, engSchema, engData, "")
-	cnt := storage.NewCounting(mem)
-	g, err := Open(t.Context(), cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cnt := countedEngGraph(t)
 	head := g.mustHead(t, "main")
 	before := cnt.Snapshot()
 	if err := g.CreateBranch(t.Context(), "at-commit", head.String(), ""); err != nil {

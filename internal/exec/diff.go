@@ -45,6 +45,15 @@ type Change struct {
 	Before, After map[string]any
 }
 
+// TypeKey is the change's entity type id as the CLI and the server print
+// it: TypeID, or "kind:type" when the change carries none.
+func (c Change) TypeKey() string {
+	if c.TypeID != "" {
+		return c.TypeID
+	}
+	return c.Kind + ":" + c.Type
+}
+
 // Diff returns the entity-level changes that turn from into to, sorted by
 // (kind, type, id) with kind in byte order — edges before nodes, as
 // spec/engine.md §4.2 groups them. The two targets may be on any branches.
@@ -212,11 +221,7 @@ func sameJSON(a, b any) bool {
 // frozen order of spec/engine.md §4.3: nodes before edges, then type, then
 // id. A parentless commit fails with *CommitHasNoParentError.
 func (g *Graph) CommitChanges(ctx context.Context, commitID string) ([]Change, error) {
-	id, err := g.repo.ResolveRevision(ctx, commitID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := g.repo.Commit(ctx, id)
+	c, err := g.repo.RevisionCommit(ctx, commitID)
 	if err != nil {
 		return nil, err
 	}

@@ -232,3 +232,20 @@ func TestTimeTravel(t *testing.T) {
 		t.Fatalf("missing snapshot: %v", err)
 	}
 }
+
+func TestChangeTypeKey(t *testing.T) {
+	cases := []struct {
+		name string
+		c    Change
+		want string
+	}{
+		{"type id wins", Change{Kind: "node", Type: "Person", TypeID: "t01"}, "t01"},
+		{"node without id", Change{Kind: "node", Type: "Person"}, "node:Person"},
+		{"edge without id", Change{Kind: "edge", Type: "Knows"}, "edge:Knows"},
+	}
+	for _, c := range cases {
+		if got := c.c.TypeKey(); got != c.want {
+			t.Errorf("%s: TypeKey() = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

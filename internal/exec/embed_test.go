@@ -12,7 +12,6 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/eval"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -59,18 +58,7 @@ func embedGraph(t *testing.T, schemaSrc string, cfg *embed.Config) *Graph {
 
 func embedQuery(t *testing.T, g *Graph, src, name string, params map[string]any) (*eval.Result, error) {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "q.gq", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Query(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := headPlan(t, g, src, name)
 	if p.IsMutation() {
 		_, err := g.Mutate(context.Background(), "main", p, params, MutateOptions{})
 		return nil, err

@@ -360,11 +360,7 @@ func (g *Graph) CommitChangesPage(ctx context.Context, commitID string, scope Ch
 		return nil, err
 	}
 	// Any revision names the commit (an id, a unique prefix, main~1).
-	id, err := g.repo.ResolveRevision(ctx, commitID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := g.repo.Commit(ctx, id)
+	c, err := g.repo.RevisionCommit(ctx, commitID)
 	if err != nil {
 		return nil, err
 	}

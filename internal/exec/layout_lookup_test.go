@@ -85,19 +85,7 @@ func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 
 func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "lookup.gq", lookupQueries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Query(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return headPlan(t, g, lookupQueries, name)
 }
 
 // TestFragSetMatchesImage pins every fragment-index lookup of the write

@@ -193,6 +193,21 @@ func (g *Graph) fastForward(ctx context.Context, th commit.Head, tc, sc *commit.
 	for k, v := range sc.Tables {
 		tables[k] = v
 	}
+	c, err := g.publishMerge(ctx, th, tc, sc, tables, sc.Schema, actor, fmt.Sprintf("merge %s into %s (fast-forward)", source, th.Branch))
+	if err != nil {
+		return nil, err
+	}
+	if err := failpoint.Hit(FPMergeAfterFastForward); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// publishMerge publishes, from the target head th (commit tc), the merge
+// commit of the source head sc holding tables: the target's tables sc does
+// not name are removed; schemaKey is the merged schema ("" keeps the
+// target's).
+func (g *Graph) publishMerge(ctx context.Context, th commit.Head, tc, sc *commit.Commit, tables map[string]string, schemaKey, actor, message string) (*commit.Commit, error) {
 	var removed []string
 	for k := range tc.Tables {
 		if _, ok := sc.Tables[k]; !ok {
@@ -202,15 +217,8 @@ func (g *Graph) fastForward(ctx context.Context, th commit.Head, tc, sc *commit.
 	slices.Sort(removed)
 	mp := sc.ID
 	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables, Removed: removed,
-		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge, SchemaKey: sc.Schema,
-		Message: fmt.Sprintf("merge %s into %s (fast-forward)", source, th.Branch)})
-	if err != nil {
-		return nil, err
-	}
-	if err := failpoint.Hit(FPMergeAfterFastForward); err != nil {
-		return nil, err
-	}
-	return c, nil
+		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge, SchemaKey: schemaKey, Message: message})
+	return c, err
 }
 
 // mergeThreeWay plans the merge of sc into tc, writes the merged tables and
@@ -249,17 +257,7 @@ func (g *Graph) mergeThreeWay(ctx context.Context, th commit.Head, tc, sc *commi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var removed []string
-	for k := range tc.Tables {
-		if _, ok := sc.Tables[k]; !ok {
-			removed = append(removed, k)
-		}
-	}
-	slices.Sort(removed)
-	mp := sc.ID
-	_, c, err := g.repo.Publish(ctx, commit.PublishRequest{Branch: th.Branch, Base: th, Tables: tables, Removed: removed,
-		MergeParent: &mp, Actor: actor, Kind: commit.KindMerge,
-		Message: fmt.Sprintf("merge %s into %s", source, th.Branch)})
+	c, err := g.publishMerge(ctx, th, tc, sc, tables, "", actor, fmt.Sprintf("merge %s into %s", source, th.Branch))
 	if err != nil {
 		return nil, err
 	}

@@ -167,11 +167,22 @@ func (x *mutExec) run(ctx context.Context, plan *query.Plan) error {
 	return nil
 }
 
+// nullRow is an insert's row before its assignments: every property null.
+func nullRow(props []*schema.Property) map[string]any {
+	values := make(map[string]any, len(props))
+	for _, p := range props {
+		values[p.Name] = nil
+	}
+	return values
+}
+
+// assign evaluates assigns into values (props are the type's, lookup its
+// property lookup) and refuses an external blob among them (blobsAllowed).
 func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.Property, bool), values map[string]any, assigns []query.Assignment) error {
 	for _, a := range assigns {
 		p, ok := lookup(a.Prop)
 		if !ok {
-			return fmt.Errorf("exec: unknown property '%s'", a.Prop)
+			return &snapshot.UnknownPropertyError{Prop: a.Prop}
 		}
 		v, err := x.vals.eval(a.Value, a.Prop, p.Type)
 		if err != nil {
@@ -179,7 +190,7 @@ func (x *mutExec) assign(props []*schema.Property, lookup func(string) (*schema.
 		}
 		values[a.Prop] = v
 	}
-	return nil
+	return blobsAllowed(props, values)
 }
 
 func (x *mutExec) insertNode(op *query.MutationOp) error {
@@ -187,14 +198,8 @@ func (x *mutExec) insertNode(op *query.MutationOp) error {
 	if !ok {
 		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
 	}
-	values := make(map[string]any, len(nt.Props))
-	for _, p := range nt.Props {
-		values[p.Name] = nil
-	}
+	values := nullRow(nt.Props)
 	if err := x.assign(nt.Props, nt.Prop, values, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(nt.Props, values); err != nil {
 		return err
 	}
 	id := ulid.Make().String()
@@ -239,14 +244,8 @@ func (x *mutExec) insertEdge(op *query.MutationOp) error {
 		}
 		ends[i] = s
 	}
-	values := make(map[string]any, len(et.Props))
-	for _, p := range et.Props {
-		values[p.Name] = nil
-	}
+	values := nullRow(et.Props)
 	if err := x.assign(et.Props, et.Prop, values, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(et.Props, values); err != nil {
 		return err
 	}
 	x.table(x.edges, et.Name).put(Row{ID: ulid.Make().String(), Src: ends[0], Dst: ends[1], Values: values})
@@ -337,10 +336,25 @@ func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id
 	return nil
 }
 
-func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
+// nodeWhere resolves a node mutation's type, the property its where
+// predicate reads and the predicate's matcher.
+func (x *mutExec) nodeWhere(op *query.MutationOp) (*schema.NodeType, *schema.Property, matcher, error) {
 	nt, ok := x.cat.Node(op.Type)
 	if !ok {
-		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
+		return nil, nil, matcher{}, &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
+	}
+	p, ok := nt.Prop(op.Where.Left.Prop)
+	if !ok {
+		return nil, nil, matcher{}, &snapshot.UnknownPropertyError{Type: nt.Name, Prop: op.Where.Left.Prop}
+	}
+	m, err := x.matcher(op.Where, p.Type)
+	return nt, p, m, err
+}
+
+func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
+	nt, p, m, err := x.nodeWhere(op)
+	if err != nil {
+		return err
 	}
 	for _, a := range op.Assigns {
 		for _, k := range nt.Key {
@@ -350,20 +364,9 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 			}
 		}
 	}
-	p, ok := nt.Prop(op.Where.Left.Prop)
-	if !ok {
-		return fmt.Errorf("exec: unknown property '%s'", op.Where.Left.Prop)
-	}
-	m, err := x.matcher(op.Where, p.Type)
-	if err != nil {
-		return err
-	}
 	// Evaluate assignments once: they do not depend on the row.
 	set := map[string]any{}
 	if err := x.assign(nt.Props, nt.Prop, set, op.Assigns); err != nil {
-		return err
-	}
-	if err := blobsAllowed(nt.Props, set); err != nil {
 		return err
 	}
 	var updated []Row
@@ -389,15 +392,7 @@ func (x *mutExec) updateNode(ctx context.Context, op *query.MutationOp) error {
 }
 
 func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
-	nt, ok := x.cat.Node(op.Type)
-	if !ok {
-		return &snapshot.UnknownTypeError{Kind: "node", Name: op.Type}
-	}
-	p, ok := nt.Prop(op.Where.Left.Prop)
-	if !ok {
-		return fmt.Errorf("exec: unknown property '%s'", op.Where.Left.Prop)
-	}
-	m, err := x.matcher(op.Where, p.Type)
+	nt, p, m, err := x.nodeWhere(op)
 	if err != nil {
 		return err
 	}
@@ -426,20 +421,12 @@ func (x *mutExec) deleteNode(ctx context.Context, op *query.MutationOp) error {
 		if !ok {
 			continue
 		}
-		var hit []string
-		erd := x.read(snapshot.EdgeKey(et.Name))
-		err := x.liveEdges(ctx, et, func(id, src, dst string, committed bool, get func(string) any) {
-			if (et.From == nt.Name && gone[src]) || (et.To == nt.Name && gone[dst]) {
-				hit = append(hit, id)
-				if committed {
-					erd.add(id, edgeImage(et, src, dst, get))
-				}
-			}
+		err := x.deleteEdgesWhere(ctx, et, func(src, dst string, _ func(string) any) bool {
+			return (et.From == nt.Name && gone[src]) || (et.To == nt.Name && gone[dst])
 		})
 		if err != nil {
 			return err
 		}
-		x.deleteEdges(et.Name, hit)
 	}
 	return nil
 }
@@ -454,7 +441,7 @@ func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 	if col != "from" && col != "to" {
 		p, ok := et.Prop(col)
 		if !ok {
-			return fmt.Errorf("exec: unknown property '%s'", col)
+			return &snapshot.UnknownPropertyError{Type: et.Name, Prop: col}
 		}
 		t = p.Type
 	}
@@ -462,19 +449,24 @@ func (x *mutExec) deleteEdge(ctx context.Context, op *query.MutationOp) error {
 	if err != nil {
 		return err
 	}
-	var hit []string
-	rd := x.read(snapshot.EdgeKey(et.Name))
-	err = x.liveEdges(ctx, et, func(id, src, dst string, committed bool, get func(string) any) {
-		var v any
+	return x.deleteEdgesWhere(ctx, et, func(src, dst string, get func(string) any) bool {
 		switch col {
 		case "from":
-			v = src
+			return m.match(src)
 		case "to":
-			v = dst
-		default:
-			v = get(col)
+			return m.match(dst)
 		}
-		if m.match(v) {
+		return m.match(get(col))
+	})
+}
+
+// deleteEdgesWhere deletes the live edges of et that del selects, keeping
+// the read image of each committed one (its conflict check at publish).
+func (x *mutExec) deleteEdgesWhere(ctx context.Context, et *schema.EdgeType, del func(src, dst string, get func(string) any) bool) error {
+	var hit []string
+	rd := x.read(snapshot.EdgeKey(et.Name))
+	err := x.liveEdges(ctx, et, func(id, src, dst string, committed bool, get func(string) any) {
+		if del(src, dst, get) {
 			hit = append(hit, id)
 			if committed {
 				rd.add(id, edgeImage(et, src, dst, get))

@@ -3,9 +3,13 @@ package exec
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -142,5 +146,86 @@ func TestEngineMutateIfCommit(t *testing.T) {
 	}
 	if got := engNodes(t, g, "Person", "age"); !slices.Contains(got, "Bob=40") {
 		t.Fatalf("lost conditional write is visible: %v", got)
+	}
+}
+
+// TestMutateUnknownPropertyTyped: a mutation plan naming a property its
+// type does not declare (the query checker refuses one; a hand-built plan
+// gets here) fails with *snapshot.UnknownPropertyError and changes nothing.
+func TestMutateUnknownPropertyTyped(t *testing.T) {
+	cases := []struct {
+		name  string
+		query string
+		edit  func(op *query.MutationOp)
+		typ   string
+	}{
+		{"update where", "set_age", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Person"},
+		{"update assignment", "set_age", func(op *query.MutationOp) { op.Assigns[0].Prop = "nope" }, ""},
+		{"delete node where", "remove_person", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Person"},
+		{"delete edge where", "remove_friendship", func(op *query.MutationOp) { op.Where.Left.Prop = "nope" }, "Knows"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, _ := engFixture(t)
+			before := engSnap(t, g, "main")
+			p := engPlan(t, g, c.query)
+			c.edit(p.Mutations[0])
+			_, err := g.Mutate(context.Background(), "main", p, map[string]any{"name": "Bob", "age": 26, "from": "Alice"}, MutateOptions{})
+			var ue *snapshot.UnknownPropertyError
+			if !errors.As(err, &ue) || ue.Prop != "nope" || ue.Type != c.typ {
+				t.Fatalf("err = %v, want *snapshot.UnknownPropertyError{%q, nope}", err, c.typ)
+			}
+			if after := engSnap(t, g, "main"); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the failed mutation changed main: %+v -> %+v", before, after)
+			}
+		})
+	}
+}
+
+// TestMutateRefusesExternalBlobs: insert node, insert edge and update all
+// refuse an external blob URI (a String parameter is the only way to set a
+// Blob property) with the value error naming the property, and change
+// nothing.
+func TestMutateRefusesExternalBlobs(t *testing.T) {
+	const schemaSrc = `
+node Doc { slug: String @key  body: Blob? }
+edge Cites: Doc -> Doc { note: Blob? }
+`
+	const queries = `
+query put_param($s: String, $b: String) { insert Doc { slug: $s, body: $b } }
+query cite($a: String, $b: String, $n: String) { insert Cites { from: $a, to: $b, note: $n } }
+query set_body($s: String, $b: String) { update Doc set { body: $b } where slug = $s }
+`
+	ctx := context.Background()
+	cases := []struct {
+		name, query, prop string
+		params            map[string]any
+	}{
+		{"insert node param", "put_param", "body", map[string]any{"s": "x", "b": "s3://bkt/a"}},
+		{"insert edge param", "cite", "note", map[string]any{"a": "d1", "b": "d2", "n": "https://example.com/n"}},
+		{"update param", "set_body", "body", map[string]any{"s": "d1", "b": "s3://bkt/u"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := storage.NewMem()
+			g, err := Init(ctx, st, "t.pg", schemaSrc, "tester", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { engCheck(t, st) })
+			data := `{"type":"Doc","data":{"slug":"d1"}}` + "\n" + `{"type":"Doc","data":{"slug":"d2"}}` + "\n"
+			if _, err := g.Load(ctx, stringsReader(data), LoadRequest{Mode: LoadOverwrite}); err != nil {
+				t.Fatal(err)
+			}
+			before := engSnap(t, g, "main")
+			_, err = g.Mutate(ctx, "main", headPlan(t, g, queries, c.query), c.params, MutateOptions{})
+			var ve *value.Error
+			if !errors.As(err, &ve) || ve.Name != c.prop || ve.Reason != "external blob ingest is denied" {
+				t.Fatalf("err = %v, want *value.Error for %s: external blob ingest is denied", err, c.prop)
+			}
+			if after := engSnap(t, g, "main"); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the refused mutation changed main")
+			}
+		})
 	}
 }

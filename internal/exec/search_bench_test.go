@@ -226,21 +226,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("loaded %d docs in %v", n, time.Since(t0))
-	plan := func(name string) *query.Plan {
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := query.Compile(snap.Catalog(), "s.gq", searchBenchQueries)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := f.Query(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
+	plan := func(name string) *query.Plan { return headPlan(b, g, searchBenchQueries, name) }
 	const match = "qdy OR qlv"
 	qr := rand.New(rand.NewPCG(5, 5))
 	queries := make([][]any, 64)

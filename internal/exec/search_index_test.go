@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -106,14 +105,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 			mutate(t, g, `query del($s: String) { delete Doc where slug = $s }`, map[string]any{"s": "d0070"})
 			mutate(t, g, `query del($s: String) { delete Doc where slug = $s }`, map[string]any{"s": "d0205"})
 
-			snap, err := g.Resolve(ctx, Target{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			nt, err := snap.Nodes(ctx, "Doc")
-			if err != nil {
-				t.Fatal(err)
-			}
+			snap, nt := headNodes(t, g, "Doc")
 			parts, ok, err := snap.TextParts(ctx, nt, "body")
 			if err != nil || !ok {
 				t.Fatal(ok, err)
@@ -146,14 +138,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := eval.Run(ctx, snap, p, params, eval.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
+					got, want := indexedAndExact(t, snap, p, params)
 					if !reflect.DeepEqual(got.Rows, want.Rows) {
 						t.Fatalf("round %d %s(%q): indexed\n%v\nexact\n%v", round, name, q, got.Rows, want.Rows)
 					}
@@ -165,18 +150,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 
 func mutate(t *testing.T, g *Graph, src string, params map[string]any) {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "m.gq", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Query("del")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := headPlan(t, g, src, "del")
 	if _, err := g.Mutate(context.Background(), "main", p, params, MutateOptions{}); err != nil {
 		t.Fatal(err)
 	}

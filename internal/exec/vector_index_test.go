@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -64,14 +63,7 @@ func TestVectorIndexRecall(t *testing.T) {
 	if _, err := g.Optimize(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := snap.Nodes(ctx, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, nt := headNodes(t, g, "P")
 	parts, _, err := snap.VectorParts(ctx, nt, "v")
 	if err != nil {
 		t.Fatal(err)
@@ -99,14 +91,7 @@ query one($x: Vector(16)) { match { $p: P  $p.g = 7 } return { $p.slug } order {
 				x[k] = float64(base[k]) + 0.1*r.NormFloat64()
 			}
 			params := map[string]any{"x": x}
-			want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := eval.Run(ctx, snap, p, params, eval.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, want := indexedAndExact(t, snap, p, params)
 			if len(got.Rows) != 10 || len(want.Rows) != 10 {
 				t.Fatalf("%s: %d rows (exact %d), want 10", name, len(got.Rows), len(want.Rows))
 			}

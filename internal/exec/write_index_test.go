@@ -90,14 +90,7 @@ func TestIndexLookupsMatchFragSet(t *testing.T) {
 func graphRows(t *testing.T, g *Graph) []string {
 	t.Helper()
 	ctx := context.Background()
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := snap.Nodes(ctx, "Person")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, nt := headNodes(t, g, "Person")
 	var out []string
 	for i, id := range nt.IDs {
 		out = append(out, fmt.Sprintf("%s %v", id, nt.Value(i, "age")))

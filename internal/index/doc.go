@@ -1,12 +1,16 @@
 // Package index builds and reads secondary index objects over table
-// fragments. Today it has one kind: the key index, a sorted map from row id
-// to (fragment, row offset) for a set of fragments of one table.
+// fragments. It has three kinds: the key index (key.go), a sorted map from
+// row id to (fragment, row offset) for a set of fragments of one table; the
+// full-text index of a String column of one fragment (text.go, BM25
+// postings); and the IVF vector index of a Vector column of one fragment
+// (vector.go).
 //
 // Guarantees:
 //
 //   - Index objects are immutable and written under fresh ULID names
-//     (<prefix>/index/<ulid>.idx); a table state refers to them through
-//     table.IndexRef, which lists the fragments an index covers.
+//     (<prefix>/index/<ulid>.idx, .fts or .ivf; object.go); a table state
+//     refers to them through table.IndexRef, which lists the fragments an
+//     index covers.
 //   - Lookups are exact: a fragment not covered by any index is scanned with
 //     the table's ordinary statistics pruning, and deletion vectors are
 //     applied by the scan, so an index only ever narrows the fragments read

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -97,13 +97,10 @@ func EncodeKey(frags []FragmentIDs) ([]byte, error) {
 		}
 	}
 	slices.SortFunc(ents, func(a, b ent) int {
-		if c := cmpString(a.id, b.id); c != 0 {
-			return c
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c // ids rarely repeat: decide without the other two
 		}
-		if a.frag != b.frag {
-			return int(a.frag) - int(b.frag)
-		}
-		return int(a.off - b.off)
+		return cmp.Or(cmp.Compare(a.frag, b.frag), cmp.Compare(a.off, b.off))
 	})
 	var b bytes.Buffer
 	b.WriteString(keyMagic)
@@ -124,16 +121,6 @@ func EncodeKey(frags []FragmentIDs) ([]byte, error) {
 	}
 	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
 	return b.Bytes(), nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DecodeKey parses a key index; key names the object in errors.
@@ -237,9 +224,9 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 	if err != nil {
 		return table.IndexRef{}, err
 	}
-	key := prefix + "/index/" + ulid.Make().String() + ".idx"
-	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
-		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
+	key, err := putObject(ctx, st, prefix, "idx", data)
+	if err != nil {
+		return table.IndexRef{}, err
 	}
 	covered := make([]string, len(frags))
 	for i, f := range frags {
@@ -250,11 +237,7 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 
 // ReadKey reads and decodes a key index object.
 func ReadKey(ctx context.Context, st storage.Store, key string) (*KeyIndex, error) {
-	data, _, err := st.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
-	}
-	return DecodeKey(key, data)
+	return getObject(ctx, st, key, DecodeKey)
 }
 
 // FragmentIDsOf reads the id column of fragments of s (live rows only, with

@@ -3,12 +3,9 @@ package index
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"hash/crc32"
 	"slices"
 	"sort"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -324,6 +321,19 @@ func (x *TextIndex) Encode() []byte {
 
 func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
+// nextUvarint reads one uvarint off the front of *r. A truncated or
+// overlong one empties *r and reads as 1<<62, which every caller's bound
+// check refuses (a length or count can never be that large).
+func nextUvarint(r *[]byte) uint64 {
+	v, k := binary.Uvarint(*r)
+	if k <= 0 {
+		*r = nil
+		return 1 << 62
+	}
+	*r = (*r)[k:]
+	return v
+}
+
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
 	for i := range n {
@@ -456,15 +466,7 @@ func parseTextBlock(key string, h *textHeader, d dirEnt, n int, b []byte) ([]dic
 	}
 	bad := func() error { return corruptText(key, at, "bad dictionary entry") }
 	r := b[:len(b)-4]
-	uv := func() uint64 {
-		v, k := binary.Uvarint(r)
-		if k <= 0 {
-			r = nil
-			return 1 << 62
-		}
-		r = r[k:]
-		return v
-	}
+	uv := func() uint64 { return nextUvarint(&r) }
 	out := make([]dictEnt, 0, n)
 	prev := ""
 	for i := range n {
@@ -637,20 +639,16 @@ func (x *TextIndex) checkPostings(key string, i int) error {
 // fragKey under <prefix>/index/ and returns the reference a table state
 // carries.
 func WriteText(ctx context.Context, st storage.Store, prefix, fragKey, col string, x *TextIndex) (table.IndexRef, error) {
-	key := prefix + "/index/" + ulid.Make().String() + ".fts"
-	if _, err := storage.PutFresh(ctx, st, key, x.Encode()); err != nil {
-		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
+	key, err := putObject(ctx, st, prefix, "fts", x.Encode())
+	if err != nil {
+		return table.IndexRef{}, err
 	}
 	return table.IndexRef{Name: TextIndexName(col), Kind: KindText, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil
 }
 
 // ReadText reads and decodes a full-text index object.
 func ReadText(ctx context.Context, st storage.Store, key string) (*TextIndex, error) {
-	data, _, err := st.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
-	}
-	return DecodeText(key, data)
+	return getObject(ctx, st, key, DecodeText)
 }
 
 // RefFor returns the index of kind over column col that covers fragment

@@ -69,15 +69,7 @@ func decodeTextV1(key string, b []byte) (*TextIndex, error) {
 	x.df = make([]uint32, nterms)
 	x.poff = make([]uint32, nterms+1)
 	r := secs[1]
-	uv := func() uint64 {
-		v, n := binary.Uvarint(r)
-		if n <= 0 {
-			r = nil
-			return 1 << 62
-		}
-		r = r[n:]
-		return v
-	}
+	uv := func() uint64 { return nextUvarint(&r) }
 	prev := ""
 	for i := range nterms {
 		pl, sl := uv(), uv()

@@ -3,11 +3,8 @@ package index
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -501,18 +498,14 @@ func WriteVector(ctx context.Context, st storage.Store, prefix, fragKey, col str
 		dim = 1 // every vector null: an empty index still records coverage
 	}
 	x := BuildVector(vecs, dim, 0)
-	key := prefix + "/index/" + ulid.Make().String() + ".ivf"
-	if _, err := storage.PutFresh(ctx, st, key, x.Encode()); err != nil {
-		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
+	key, err := putObject(ctx, st, prefix, "ivf", x.Encode())
+	if err != nil {
+		return table.IndexRef{}, err
 	}
 	return table.IndexRef{Name: VectorIndexName(col), Kind: KindVector, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil
 }
 
 // ReadVector reads and decodes a vector index object.
 func ReadVector(ctx context.Context, st storage.Store, key string) (*VectorIndex, error) {
-	data, _, err := st.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
-	}
-	return DecodeVector(key, data)
+	return getObject(ctx, st, key, DecodeVector)
 }

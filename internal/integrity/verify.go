@@ -138,10 +138,6 @@ func (v *verifier) problem(p Problem) {
 // detailOf is an error's message without the "corrupt object <key>" prefix
 // the Problem's Object already gives.
 func detailOf(err error) string {
-	var ce *commit.CorruptError
-	if errors.As(err, &ce) && ce.Err != nil && err == error(ce) {
-		return ce.Err.Error()
-	}
 	var te *table.CorruptError
 	if errors.As(err, &te) && err == error(te) {
 		msg := te.Reason
@@ -158,7 +154,7 @@ func classify(err error) string {
 	switch {
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, commit.ErrCommitNotFound):
 		return KindMissing
-	case errors.Is(err, commit.ErrCorrupt), errors.Is(err, table.ErrCorrupt), errors.Is(err, table.ErrUnsupportedVersion):
+	case errors.Is(err, table.ErrCorrupt), errors.Is(err, table.ErrUnsupportedVersion):
 		return KindCorrupt
 	}
 	return KindError

@@ -163,6 +163,24 @@ func (op CmpOp) Holds(c int) bool {
 	return false
 }
 
+// Flip mirrors a comparison for swapped operands (c < x ⇔ x > c); ok is
+// false for the operators that have no mirror (contains, starts_with).
+func (op CmpOp) Flip() (CmpOp, bool) {
+	switch op {
+	case OpEq, OpNe:
+		return op, true
+	case OpLt:
+		return OpGt, true
+	case OpLe:
+		return OpGe, true
+	case OpGt:
+		return OpLt, true
+	case OpGe:
+		return OpLe, true
+	}
+	return op, false
+}
+
 // Operators, in the order filter_op lists them.
 const (
 	OpEq CmpOp = iota + 1

@@ -180,6 +180,31 @@ func (p Pred) String() string {
 	return p.Left.String() + " " + p.Op.String() + " " + p.Right.String()
 }
 
+// Constant reports whether the operand has one value for a whole run: a
+// parameter, a literal or now().
+func (o Operand) Constant() bool {
+	return o.Kind == OpdParam || o.Kind == OpdLit || o.Kind == OpdNow
+}
+
+// ConstCmp returns a comparison with a constant side normalised to
+// `v op c`, c the constant (`5 < $p.age` becomes `$p.age > 5`); ok is false
+// for a text predicate, a right side that is not constant, or a constant
+// left side whose operator has no mirror. Both sides may be constant; the
+// caller checks what v reads.
+func (p *Pred) ConstCmp() (v, c Operand, op CmpOp, ok bool) {
+	if p.Func != "" {
+		return v, c, op, false
+	}
+	v, c, op = p.Left, p.Right, p.Op
+	if v.Constant() {
+		if op, ok = op.Flip(); !ok {
+			return v, c, op, false
+		}
+		v, c = c, v
+	}
+	return v, c, op, c.Constant()
+}
+
 // Dir is a traversal direction.
 type Dir uint8
 

@@ -271,6 +271,7 @@ func isBadRequest(err error) bool {
 		con  *exec.ConstraintError
 		run  *eval.Error
 		unk  *snapshot.UnknownTypeError
+		unp  *snapshot.UnknownPropertyError
 		src  *omnigraph.QuerySourceError
 		berr *commit.BranchError
 		req  *exec.RequestError
@@ -279,7 +280,7 @@ func isBadRequest(err error) bool {
 	case errors.As(err, &qe), errors.As(err, &ql), errors.As(err, &qnf),
 		errors.As(err, &se), errors.As(err, &sl), errors.As(err, &skv),
 		errors.As(err, &in), errors.As(err, &val), errors.As(err, &con),
-		errors.As(err, &run), errors.As(err, &unk), errors.As(err, &src), errors.As(err, &req):
+		errors.As(err, &run), errors.As(err, &unk), errors.As(err, &unp), errors.As(err, &src), errors.As(err, &req):
 		return true
 	case errors.As(err, &berr) && errors.Is(err, commit.ErrInvalidBranch):
 		return true

@@ -106,11 +106,7 @@ func (s *Server) handleGetCommit(c *call) (*plan, error) {
 }
 
 func changeOutput(ch omnigraph.Change) EntityChangeOutput {
-	id := ch.TypeID
-	if id == "" {
-		id = ch.Kind + ":" + ch.Type
-	}
-	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: id, Name: ch.Type}, ID: ch.ID, Op: ch.Op}
+	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: ch.TypeKey(), Name: ch.Type}, ID: ch.ID, Op: ch.Op}
 	image := func(props map[string]any, src, dst string) *ChangeImageOutput {
 		if props == nil {
 			return nil

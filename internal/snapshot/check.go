@@ -15,11 +15,7 @@ import (
 // bypassing every cache and derived structure: the reference that images,
 // layouts and lookups are checked against (Check).
 func (s *Snapshot) Decode(ctx context.Context, tk string) (*Rows, error) {
-	props, edge, err := s.tableProps(tk)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.State(ctx, tk)
+	st, props, edge, err := s.stateProps(ctx, tk)
 	if err != nil {
 		return nil, err
 	}

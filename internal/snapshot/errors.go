@@ -19,3 +19,17 @@ type UnknownTypeError struct {
 }
 
 func (e *UnknownTypeError) Error() string { return "unknown " + e.Kind + " type '" + e.Name + "'" }
+
+// UnknownPropertyError reports a property a type does not declare (Type is
+// "" when the caller does not know the type's name).
+type UnknownPropertyError struct {
+	Type string
+	Prop string
+}
+
+func (e *UnknownPropertyError) Error() string {
+	if e.Type == "" {
+		return "unknown property '" + e.Prop + "'"
+	}
+	return "unknown property '" + e.Prop + "' of type '" + e.Type + "'"
+}

@@ -132,11 +132,7 @@ func (s *Snapshot) Layout(ctx context.Context, tk string) (*Layout, error) {
 	if fs != nil {
 		return fs, nil
 	}
-	props, edge, err := s.tableProps(tk)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.State(ctx, tk)
+	st, props, edge, err := s.stateProps(ctx, tk)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +147,17 @@ func (s *Snapshot) Layout(ctx context.Context, tk string) (*Layout, error) {
 	s.memo.frags[tk] = fs
 	s.memo.mu.Unlock()
 	return fs, nil
+}
+
+// stateProps returns table tk's state with its user properties and whether
+// it is an edge table (tableProps).
+func (s *Snapshot) stateProps(ctx context.Context, tk string) (*table.State, []*schema.Property, bool, error) {
+	props, edge, err := s.tableProps(tk)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	st, err := s.State(ctx, tk)
+	return st, props, edge, err
 }
 
 // tableProps returns the declared properties of table tk.

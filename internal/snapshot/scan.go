@@ -409,19 +409,10 @@ func placeholderIDs(n int) []string {
 // cannot translate are simply not pushed down.
 func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) (out []table.Filter, pushed []int) {
 	for i := range o.Filters {
-		p := &o.Filters[i]
-		if p.Func != "" {
-			continue
-		}
-		vs, ks, op := p.Left, p.Right, p.Op
-		if isConstOperand(vs) {
-			var ok bool
-			if op, ok = flipCmp(op); !ok {
-				continue
-			}
-			vs, ks = ks, vs
-		}
-		if vs.Var != o.Var || !isConstOperand(ks) {
+		// now() is constant too, but constant() does not evaluate it: such
+		// a comparison is not pushed down.
+		vs, ks, op, ok := o.Filters[i].ConstCmp()
+		if !ok || vs.Var != o.Var {
 			continue
 		}
 		var col string
@@ -449,27 +440,6 @@ func (pp *partialPlan) tableFilters(sch table.Schema, o *query.Scan) (out []tabl
 		}
 	}
 	return out, pushed
-}
-
-func isConstOperand(o query.Operand) bool {
-	return o.Kind == query.OpdParam || o.Kind == query.OpdLit
-}
-
-// flipCmp mirrors a comparison for swapped operands (c < x ⇔ x > c).
-func flipCmp(op query.CmpOp) (query.CmpOp, bool) {
-	switch op {
-	case query.OpEq, query.OpNe:
-		return op, true
-	case query.OpLt:
-		return query.OpGt, true
-	case query.OpLe:
-		return query.OpGe, true
-	case query.OpGt:
-		return query.OpLt, true
-	case query.OpGe:
-		return query.OpLe, true
-	}
-	return op, false
 }
 
 func tableOp(op query.CmpOp) (table.Op, bool) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/index"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // Search indexes of a node image. A table image is its fragments' live
@@ -62,49 +63,26 @@ type VectorPart struct {
 // false when t carries no fragment layout (an in-memory table); callers
 // then analyze the column themselves.
 func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([]TextPart, bool, error) {
-	fs := t.layout
-	if fs == nil {
+	if t.layout == nil {
 		return nil, false, nil
 	}
-	st, err := s.State(ctx, NodeKey(t.Type.Name))
+	parts := make([]TextPart, 0, len(t.layout.keys))
+	err := fragIndexes(ctx, s, t, index.KindText, field, "search/fts/", "search/fts-mem/", index.ReadText,
+		func(rows *Rows) *index.TextIndex {
+			col := rows.Cols[field]
+			return index.BuildText(len(rows.IDs), func(r int) (string, bool) {
+				if col == nil {
+					return "", false
+				}
+				v, ok := col[r].(string)
+				return v, ok
+			})
+		},
+		func(pos FragPos, x *index.TextIndex, persisted bool) {
+			parts = append(parts, TextPart{FragPos: pos, Index: x, Persisted: persisted})
+		})
 	if err != nil {
 		return nil, false, err
-	}
-	refs := st.Indexes()
-	parts := make([]TextPart, len(fs.keys))
-	for i, fk := range fs.keys {
-		p := TextPart{FragPos: FragPos{base: fs.base[i], dels: fs.dels[i]}}
-		if ref, ok := index.RefFor(refs, index.KindText, field, fk); ok {
-			v, err := s.l.cache.GetOrLoad(ctx, "search/fts/"+ref.Key, func(ctx context.Context) (any, int64, error) {
-				x, err := index.ReadText(ctx, s.l.st, ref.Key)
-				if err != nil {
-					return nil, 0, err
-				}
-				return x, x.Size(), nil
-			})
-			if err != nil {
-				return nil, false, err
-			}
-			p.Index, p.Persisted = v.(*index.TextIndex), true
-		} else {
-			rows := fs.parts[i]
-			v, err := s.l.cache.GetOrLoad(ctx, "search/fts-mem/"+s.c.Schema+"/"+fk+"/"+field, func(context.Context) (any, int64, error) {
-				col := rows.Cols[field]
-				x := index.BuildText(len(rows.IDs), func(r int) (string, bool) {
-					if col == nil {
-						return "", false
-					}
-					v, ok := col[r].(string)
-					return v, ok
-				})
-				return x, x.Size(), nil
-			})
-			if err != nil {
-				return nil, false, err
-			}
-			p.Index = v.(*index.TextIndex)
-		}
-		parts[i] = p
 	}
 	return parts, true, nil
 }
@@ -113,50 +91,67 @@ func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([
 // where the state names them, flat in-memory ones (every vector of the
 // fragment, contiguous) elsewhere.
 func (s *Snapshot) VectorParts(ctx context.Context, t *NodeTable, field string) ([]VectorPart, bool, error) {
-	fs := t.layout
 	prop, ok := t.Type.Prop(field)
-	if fs == nil || !ok {
+	if t.layout == nil || !ok {
 		return nil, false, nil
 	}
-	st, err := s.State(ctx, NodeKey(t.Type.Name))
+	parts := make([]VectorPart, 0, len(t.layout.keys))
+	err := fragIndexes(ctx, s, t, index.KindVector, field, "search/ivf/", "search/flat/", index.ReadVector,
+		func(rows *Rows) *index.VectorIndex {
+			col := rows.Cols[field]
+			vecs := make([][]float32, len(rows.IDs))
+			for r := range vecs {
+				if col != nil {
+					vecs[r], _ = col[r].([]float32)
+				}
+			}
+			return index.BuildVector(vecs, prop.Type.Dim, 1)
+		},
+		func(pos FragPos, x *index.VectorIndex, persisted bool) {
+			parts = append(parts, VectorPart{FragPos: pos, Index: x, Persisted: persisted})
+		})
 	if err != nil {
 		return nil, false, err
 	}
+	return parts, true, nil
+}
+
+// fragIndexes calls emit, for each fragment of t's layout (not nil) in
+// image order, with its place in the image and its index of kind over
+// field: the persisted object t's state names (read, cached under
+// persisted+object key), else one built from the decoded fragment (cached
+// under mem+schema/fragment/field). Both stay in the read cache, sized by
+// the index.
+func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, t *NodeTable, kind, field, persisted, mem string,
+	read func(context.Context, storage.Store, string) (X, error), build func(*Rows) X, emit func(FragPos, X, bool)) error {
+	fs := t.layout
+	st, err := s.State(ctx, NodeKey(t.Type.Name))
+	if err != nil {
+		return err
+	}
 	refs := st.Indexes()
-	parts := make([]VectorPart, len(fs.keys))
 	for i, fk := range fs.keys {
-		p := VectorPart{FragPos: FragPos{base: fs.base[i], dels: fs.dels[i]}}
-		if ref, ok := index.RefFor(refs, index.KindVector, field, fk); ok {
-			v, err := s.l.cache.GetOrLoad(ctx, "search/ivf/"+ref.Key, func(ctx context.Context) (any, int64, error) {
-				x, err := index.ReadVector(ctx, s.l.st, ref.Key)
+		var v any
+		ref, stored := index.RefFor(refs, kind, field, fk)
+		if stored {
+			v, err = s.l.cache.GetOrLoad(ctx, persisted+ref.Key, func(ctx context.Context) (any, int64, error) {
+				x, err := read(ctx, s.l.st, ref.Key)
 				if err != nil {
 					return nil, 0, err
 				}
 				return x, x.Size(), nil
 			})
-			if err != nil {
-				return nil, false, err
-			}
-			p.Index, p.Persisted = v.(*index.VectorIndex), true
 		} else {
 			rows := fs.parts[i]
-			v, err := s.l.cache.GetOrLoad(ctx, "search/flat/"+s.c.Schema+"/"+fk+"/"+field, func(context.Context) (any, int64, error) {
-				col := rows.Cols[field]
-				vecs := make([][]float32, len(rows.IDs))
-				for r := range vecs {
-					if col != nil {
-						vecs[r], _ = col[r].([]float32)
-					}
-				}
-				x := index.BuildVector(vecs, prop.Type.Dim, 1)
+			v, err = s.l.cache.GetOrLoad(ctx, mem+s.c.Schema+"/"+fk+"/"+field, func(context.Context) (any, int64, error) {
+				x := build(rows)
 				return x, x.Size(), nil
 			})
-			if err != nil {
-				return nil, false, err
-			}
-			p.Index = v.(*index.VectorIndex)
 		}
-		parts[i] = p
+		if err != nil {
+			return err
+		}
+		emit(FragPos{base: fs.base[i], dels: fs.dels[i]}, v.(X), stored)
 	}
-	return parts, true, nil
+	return nil
 }

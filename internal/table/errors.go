@@ -7,9 +7,10 @@ import (
 
 // Sentinel errors. Functions wrap them with context; callers test with errors.Is.
 var (
-	// ErrCorrupt: a stored object (fragment, deletion vector or table state)
-	// failed validation. The error is always a *CorruptError naming the key.
-	ErrCorrupt = errors.New("corrupt table object")
+	// ErrCorrupt: a stored object (fragment, deletion vector, table state,
+	// index; commit.ErrCorrupt is this one too: commits, refs, schemas)
+	// failed validation. The error is a *CorruptError naming the key.
+	ErrCorrupt = errors.New("corrupt object")
 	// ErrUnsupportedVersion: a stored object carries a format version this
 	// build does not read. The error is always a *VersionError.
 	ErrUnsupportedVersion = errors.New("unsupported table format version")
@@ -36,7 +37,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	s := "table: corrupt object " + e.Key
+	s := "corrupt object " + e.Key
 	if e.Offset >= 0 {
 		s += fmt.Sprintf(" at offset %d", e.Offset)
 	}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -168,27 +169,17 @@ func makeSet[T comparable](vs []any) map[T]struct{} {
 func cmpCanon(a, b any) int {
 	switch x := a.(type) {
 	case string:
-		return cmpOrd(x, b.(string))
+		return cmp.Compare(x, b.(string))
 	case int64:
-		return cmpOrd(x, b.(int64))
+		return cmp.Compare(x, b.(int64))
 	case uint64:
-		return cmpOrd(x, b.(uint64))
+		return cmp.Compare(x, b.(uint64))
 	case float64:
-		return cmpOrd(x, b.(float64))
+		return cmp.Compare(x, b.(float64))
 	case bool:
-		return cmpOrd(boolInt(x), boolInt(b.(bool)))
+		return cmp.Compare(boolInt(x), boolInt(b.(bool)))
 	}
 	panic(fmt.Sprintf("table: cmpCanon on %T", a))
-}
-
-func cmpOrd[T int64 | uint64 | float64 | string](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // statBound converts a stats bound to the filter's canonical domain.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -153,26 +155,34 @@ func TestScanPruningMatchesFullScan(t *testing.T) {
 	}
 	for _, f := range filters {
 		t.Run(fmt.Sprintf("%s %v %v%v", f.Column, f.Op, f.Value, f.Values), func(t *testing.T) {
-			cf, err := compileFilter(schema, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []any
-			for _, r := range all {
-				if bruteMatch(cf, r[cf.col]) {
-					want = append(want, r[0])
-				}
-			}
-			got, _ := scanAll(t, st, s, ScanOptions{Columns: []string{"id"}, Filters: []Filter{f}, Alloc: mem})
-			var gotIDs []any
-			for _, r := range got {
-				gotIDs = append(gotIDs, r[0])
-			}
-			if !reflect.DeepEqual(gotIDs, want) {
-				t.Errorf("got %v\nwant %v", gotIDs, want)
-			}
+			scanMatchesBrute(t, st, s, schema, all, f, mem)
 		})
 	}
+}
+
+// scanMatchesBrute scans s with filter f and requires the ids of exactly
+// the rows of all (id first) that f matches by brute force, in order.
+func scanMatchesBrute(t *testing.T, st storage.Store, s *State, schema Schema, all [][]any, f Filter, mem memory.Allocator) ScanStats {
+	t.Helper()
+	cf, err := compileFilter(schema, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []any
+	for _, r := range all {
+		if bruteMatch(cf, r[cf.col]) {
+			want = append(want, r[0])
+		}
+	}
+	got, stats := scanAll(t, st, s, ScanOptions{Columns: []string{"id"}, Filters: []Filter{f}, Alloc: mem})
+	var gotIDs []any
+	for _, r := range got {
+		gotIDs = append(gotIDs, r[0])
+	}
+	if !reflect.DeepEqual(gotIDs, want) {
+		t.Errorf("got %d rows %.5v\nwant %d %.5v", len(gotIDs), gotIDs, len(want), want)
+	}
+	return stats
 }
 
 // bruteMatch evaluates a compiled filter on one Go value, independently of
@@ -360,24 +370,7 @@ func TestDictionaryFilterMatchesBrute(t *testing.T) {
 	}
 	for _, f := range filters {
 		t.Run(fmt.Sprintf("%s %v %v%v", f.Column, f.Op, f.Value, f.Values), func(t *testing.T) {
-			cf, err := compileFilter(schema, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []any
-			for _, r := range all {
-				if bruteMatch(cf, r[cf.col]) {
-					want = append(want, r[0])
-				}
-			}
-			got, stats := scanAll(t, st, s, ScanOptions{Columns: []string{"id"}, Filters: []Filter{f}, Alloc: mem})
-			var gotIDs []any
-			for _, r := range got {
-				gotIDs = append(gotIDs, r[0])
-			}
-			if !reflect.DeepEqual(gotIDs, want) {
-				t.Errorf("got %d rows %.5v\nwant %d %.5v", len(gotIDs), gotIDs, len(want), want)
-			}
+			stats := scanMatchesBrute(t, st, s, schema, all, f, mem)
 			if stats.DictBatches == 0 && stats.FragmentsPruned < stats.Fragments {
 				t.Errorf("no column was decoded as a dictionary: %+v", stats)
 			}
