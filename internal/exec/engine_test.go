@@ -95,19 +95,7 @@ func engFixture(t testing.TB) (*Graph, storage.Store) {
 
 func engPlan(t testing.TB, g *Graph, name string) *query.Plan {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "test.gq", engQueries)
-	if err != nil {
-		t.Fatalf("compile queries: %v", err)
-	}
-	p, err := f.Query(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return headPlan(t, g, engQueries, name)
 }
 
 // engState is a comparable picture of a branch: its head and table states.

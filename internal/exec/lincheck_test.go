@@ -83,19 +83,9 @@ type linOp struct {
 
 func linPlans(t testing.TB, g *Graph) map[string]*query.Plan {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "lin.gq", linQueries)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]*query.Plan{}
 	for _, n := range []string{"ins", "upd", "del", "bump"} {
-		if out[n], err = f.Query(n); err != nil {
-			t.Fatal(err)
-		}
+		out[n] = headPlan(t, g, linQueries, n)
 	}
 	return out
 }

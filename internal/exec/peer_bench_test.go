@@ -125,19 +125,7 @@ func peerGraph(tb testing.TB, dir string) *Graph {
 
 func peerPlan(tb testing.TB, g *Graph, name string) *query.Plan {
 	tb.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "peer.gq", peerQueries)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := f.Query(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return headPlan(tb, g, peerQueries, name)
 }
 
 // peerP50 is the SQLite (the fastest peer) p50 of each operation in ms,

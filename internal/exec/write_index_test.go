@@ -89,8 +89,7 @@ func TestIndexLookupsMatchFragSet(t *testing.T) {
 // graphRows renders every Person (id, age) and Knows (src→dst) row, sorted.
 func graphRows(t *testing.T, g *Graph) []string {
 	t.Helper()
-	ctx := context.Background()
-	snap, nt := headNodes(t, g, "Person")
+	_, nt := headNodes(t, g, "Person")
 	var out []string
 	for i, id := range nt.IDs {
 		out = append(out, fmt.Sprintf("%s %v", id, nt.Value(i, "age")))
