@@ -148,3 +148,15 @@ func (t *idTable) grow() {
 		t.slots[i] = s
 	}
 }
+
+// touch reads the slot where a lookup of id starts and returns its meta:
+// called for many ids in a row ahead of their lookups, the reads are
+// independent, so their cache misses overlap instead of coming one after
+// another (loadStream.ahead). t may be nil.
+func (t *idTable) touch(id string) uint64 {
+	if t == nil {
+		return 0
+	}
+	h := maphash.String(t.seed, id)
+	return t.slots[h&uint64(len(t.slots)-1)].meta
+}
