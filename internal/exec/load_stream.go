@@ -124,7 +124,7 @@ type stagedType struct {
 	// a lean edge) and tdead the offsets of rows a later occurrence
 	// superseded within the chunk (merge), filtered out at the flush.
 	typed bool
-	enc   *rowEncoder
+	enc   *loadEncoder
 	bb    *table.BatchBuilder
 	tpos  []int32
 	tdead []int32
@@ -316,7 +316,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 	}
 	if t.et != nil || len(embedTargets(t.nt)) == 0 {
 		t.typed = true
-		t.enc = newRowEncoder(t.schema, t.props, t.et != nil)
+		t.enc = newLoadEncoder(t.schema, t.props, t.et != nil)
 		if t.bb, err = table.NewBatchBuilder(nil, t.schema); err != nil {
 			return nil, err
 		}
