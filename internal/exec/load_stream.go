@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -62,7 +61,8 @@ type loadStream struct {
 	// nodeNames and edgeNames are types by type name: a record names its
 	// type, and building the table key per record would allocate.
 	nodeNames, edgeNames map[string]*stagedType
-	sink                 uint64 // keeps ahead's reads
+	sink                 uint64   // keeps ahead's reads
+	ids                  *loadIDs // for rows without one
 	pendingBytes         int64
 	pendingRecs          int
 	res                  *LoadResult
@@ -162,6 +162,7 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 	}
 	s.encoders = max(1, runtime.GOMAXPROCS(0))
 	s.settle = req.settleBeforeProgress
+	s.ids = newLoadIDs()
 	s.slots = make(chan struct{}, s.encoders)
 	return s
 }
@@ -181,7 +182,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			}
 			id := rec.ID
 			if id == "" {
-				id = ulid.Make().String()
+				id = s.ids.next()
 			}
 			if t, err = s.stagedNamed(ctx, nt.Name, false); err != nil {
 				return err
@@ -197,7 +198,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			}
 			id, generated := rec.ID, rec.ID == ""
 			if generated {
-				id = ulid.Make().String()
+				id = s.ids.next()
 			}
 			if t, err = s.stagedNamed(ctx, et.Name, true); err != nil {
 				return err
