@@ -32,12 +32,19 @@ func (g *loadIDs) next() string {
 		g.ms = max(g.ms, ulid.Timestamp(time.Now()))
 	}
 	g.n++
-	id, err := ulid.New(g.ms, g.entropy)
-	if err != nil {
+	// ulid.New would take the entropy as an io.Reader, which makes every
+	// id escape to the heap.
+	var id ulid.ULID
+	if err := g.entropy.MonotonicRead(g.ms, id[6:]); err != nil {
 		// The entropy of this millisecond is used up (only after ~2^48
 		// ids): move to the next one, which draws fresh entropy.
 		g.ms++
 		id = ulid.MustNew(g.ms, g.entropy)
+		return id.String()
+	}
+	if err := id.SetTime(g.ms); err != nil {
+		// Past the year 10889: ulid.Make would panic too.
+		panic(err)
 	}
 	return id.String()
 }
