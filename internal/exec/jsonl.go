@@ -27,7 +27,8 @@ type NodeRecord struct {
 	// generate one (a ULID).
 	ID string
 	// Values holds every declared property of Type (nil where absentParam or
-	// null), converted per ConvertJSON.
+	// null), converted per ConvertJSON; a nil map for a type without
+	// properties.
 	Values map[string]any
 	Line   int
 }
@@ -87,6 +88,10 @@ type Reader struct {
 	line    int
 	buf     []byte
 	err     error // sticky I/O error or io.EOF
+	// names interns the object keys and type names a record can hold
+	// (envelope fields, type and property names of the catalog), so that
+	// parsing them allocates nothing (lineParser.name).
+	names map[string]string
 }
 
 // NewReader returns a Reader over r for catalog cat.
@@ -95,7 +100,32 @@ func NewReader(r io.Reader, cat *schema.Catalog, opts ReaderOptions) *Reader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &Reader{cat: cat, br: bufio.NewReaderSize(r, 64<<10), maxLine: max}
+	return &Reader{cat: cat, br: bufio.NewReaderSize(r, 64<<10), maxLine: max, names: recordNames(cat)}
+}
+
+// recordNames returns the interning table of a Reader over cat.
+func recordNames(cat *schema.Catalog) map[string]string {
+	names := map[string]string{}
+	add := func(s string) { names[s] = s }
+	for _, s := range []string{"type", "edge", "from", "to", "data", "id"} {
+		add(s)
+	}
+	if cat == nil {
+		return names
+	}
+	for _, nt := range cat.Nodes {
+		add(nt.Name)
+		for _, p := range nt.Props {
+			add(p.Name)
+		}
+	}
+	for _, et := range cat.Edges {
+		add(et.Name)
+		for _, p := range et.Props {
+			add(p.Name)
+		}
+	}
+	return names
 }
 
 // Line returns the number of the last line read.
@@ -175,7 +205,9 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 }
 
 func (r *Reader) parseLine(line []byte) (Record, error) {
-	p := lineParser{b: line, strictText: true}
+	// keys has room for the depth of a valid record (maxJSONDepth is for
+	// hostile input), so a line's path stack stays off the heap.
+	p := lineParser{b: line, strictText: true, names: r.names, keys: make([]string, 0, 4)}
 	members, kind, err := p.record()
 	if err != nil {
 		return nil, r.parseError(err)
@@ -261,15 +293,21 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 // dataValues converts the data members of a record against props; it
 // returns the values (every declared property present, nil if absentParam) and
 // the explicit data.id.
-func (r *Reader) dataValues(typeKey string, props []*schema.Property, lookup func(string) (*schema.Property, bool), data []jsonMember) (map[string]any, *string, error) {
-	values := make(map[string]any, len(props))
+func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup func(string) (*schema.Property, bool), data []jsonMember) (map[string]any, *string, error) {
+	// A type without properties gets no map: one allocation fewer per
+	// edge of the usual property-less edge type (reading a nil map is
+	// reading an empty one).
+	var values map[string]any
+	if len(props) > 0 {
+		values = make(map[string]any, len(props))
+	}
 	for _, p := range props {
 		values[p.Name] = nil
 	}
 	var id *string
 	for _, m := range data {
-		field := "data." + m.key
 		if m.key == "id" {
+			field := "data.id"
 			s, ok := m.val.(string)
 			if !ok {
 				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.val))
@@ -282,20 +320,21 @@ func (r *Reader) dataValues(typeKey string, props []*schema.Property, lookup fun
 			id = &s
 			continue
 		}
+		field := func() string { return "data." + m.key } // errors only: the concatenation allocates
 		p, ok := lookup(m.key)
 		if !ok {
 			if reservedFields[m.key] {
-				return nil, nil, r.errorf(field, "reserved field '%s' for '%s'", m.key, typeKey)
+				return nil, nil, r.errorf(field(), "reserved field '%s' for '%s:%s'", m.key, kind, name)
 			}
-			return nil, nil, r.errorf(field, "unknown input field '%s' for '%s'", m.key, typeKey)
+			return nil, nil, r.errorf(field(), "unknown input field '%s' for '%s:%s'", m.key, kind, name)
 		}
 		if _, isObj := m.val.([]jsonMember); isObj {
-			return nil, nil, &InputError{Line: r.line, Field: field,
+			return nil, nil, &InputError{Line: r.line, Field: field(),
 				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, value.TypeName(p.Type))}
 		}
 		v, err := value.ConvertJSON(m.key, p.Type, m.val)
 		if err != nil {
-			return nil, nil, &InputError{Line: r.line, Field: field, Msg: err.Error(), Err: err}
+			return nil, nil, &InputError{Line: r.line, Field: field(), Msg: err.Error(), Err: err}
 		}
 		values[m.key] = v
 	}
@@ -307,8 +346,7 @@ func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
 	if !ok {
 		return nil, r.errorf("type", "unknown node type '%s'", name)
 	}
-	typeKey := "node:" + nt.Name
-	values, explicitID, err := r.dataValues(typeKey, nt.Props, nt.Prop, data)
+	values, explicitID, err := r.dataValues("node", nt.Name, nt.Props, nt.Prop, data)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +357,7 @@ func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
 				return nil, r.errorf("data."+k, "node %s missing @key property '%s'", nt.Name, k)
 			}
 		}
-		canonical, err := nt.NodeID(values)
+		canonical, err := nodeID(nt, values)
 		if err != nil {
 			var kv *schema.KeyValueError
 			field := ""
@@ -341,13 +379,25 @@ func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
 	return rec, nil
 }
 
+// nodeID is nt.NodeID(values) without its allocations in the usual case,
+// a single String or enum key: that id is the key value itself (§2.6).
+func nodeID(nt *schema.NodeType, values map[string]any) (string, error) {
+	if len(nt.Key) == 1 {
+		if p, ok := nt.Prop(nt.Key[0]); ok && (p.Type.Kind == schema.KindString || p.Type.Kind == schema.KindEnum) {
+			if s, ok := values[p.Name].(string); ok {
+				return s, nil
+			}
+		}
+	}
+	return nt.NodeID(values)
+}
+
 func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, error) {
 	et, ok := r.cat.Edge(name)
 	if !ok {
 		return nil, r.errorf("edge", "unknown edge type '%s'", name)
 	}
-	typeKey := "edge:" + et.Name
-	values, explicitID, err := r.dataValues(typeKey, et.Props, et.Prop, data)
+	values, explicitID, err := r.dataValues("edge", et.Name, et.Props, et.Prop, data)
 	if err != nil {
 		return nil, err
 	}

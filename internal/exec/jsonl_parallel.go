@@ -34,6 +34,14 @@ type parseBlock struct {
 // blocks in flight (about 3 × workers, each ≤ parseBlockBytes of text or
 // parseBlockLines lines, plus one line).
 func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) error) error {
+	return r.eachRecordAhead(ctx, workers, nil, fn)
+}
+
+// eachRecordAhead is eachRecord that also hands each parsed block to
+// ahead, if set, before fn sees its first record: a look at what is
+// coming (a load warms the cache lines its lookups will read). ahead must
+// not change anything fn depends on; nil entries are lines that failed.
+func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]Record), fn func(Record) error) error {
 	if workers <= 1 {
 		for {
 			rec, err := r.Next(ctx)
@@ -60,7 +68,7 @@ func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) er
 			for b := range jobs {
 				b.recs, b.errs = make([]Record, len(b.text)), make([]error, len(b.text))
 				for i, line := range b.text {
-					lr := Reader{cat: r.cat, line: b.lines[i]}
+					lr := Reader{cat: r.cat, line: b.lines[i], names: r.names}
 					b.recs[i], b.errs[i] = lr.parseLine(line)
 				}
 				close(b.done)
@@ -76,6 +84,10 @@ func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) er
 		defer close(jobs)
 		for {
 			b := &parseBlock{done: make(chan struct{})}
+			// The block's lines are copied into one buffer (parsed values
+			// never alias it: strings are copied out).
+			var buf []byte
+			var ends []int
 			size, full := 0, false
 			for !full {
 				line, err := r.readLine()
@@ -88,10 +100,22 @@ func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) er
 				if len(bytes.TrimSpace(line)) == 0 {
 					continue
 				}
-				b.text = append(b.text, bytes.Clone(line))
+				if buf == nil {
+					buf = make([]byte, 0, max(parseBlockBytes+4<<10, len(line)))
+				}
+				buf = append(buf, line...)
+				ends = append(ends, len(buf))
 				b.lines = append(b.lines, r.line)
 				size += len(line)
-				full = len(b.text) == parseBlockLines || size >= parseBlockBytes
+				full = len(b.lines) == parseBlockLines || size >= parseBlockBytes
+			}
+			b.text = make([][]byte, len(ends))
+			for i, end := range ends {
+				start := 0
+				if i > 0 {
+					start = ends[i-1]
+				}
+				b.text[i] = buf[start:end:end]
 			}
 			last := !full
 			select {
@@ -118,6 +142,9 @@ func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) er
 			case <-b.done:
 			case <-ctx.Done():
 				return ctx.Err()
+			}
+			if ahead != nil {
+				ahead(b.recs)
 			}
 			for i, rec := range b.recs {
 				if b.errs[i] != nil {

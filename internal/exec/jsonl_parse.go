@@ -28,6 +28,9 @@ type lineParser struct {
 	// encoding/json does: replaced, two distinct keys would collapse into one.
 	// The Reader always sets it.
 	strictText bool
+	// names, if set, interns object keys and the values of the record's
+	// "type" and "edge" members (Reader.names).
+	names map[string]string
 }
 
 // jsonTextError is a string that is not valid Unicode text; Path names the
@@ -115,13 +118,15 @@ func (p *lineParser) object() ([]jsonMember, error) {
 		p.i++
 		return members, nil
 	}
+	// Records and their data hold a handful of members: one allocation.
+	members = make([]jsonMember, 0, 4)
 	for {
 		p.skipSpace()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
 			return nil, p.unexpected("looking for beginning of object key string")
 		}
 		p.i++
-		key, err := p.str()
+		key, err := p.name()
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +160,12 @@ func (p *lineParser) object() ([]jsonMember, error) {
 		}
 		p.i++
 		p.keys = append(p.keys, key)
-		val, err := p.value(false)
+		var val any
+		if p.depth == 1 && (key == "type" || key == "edge") {
+			val, err = p.typeName()
+		} else {
+			val, err = p.value(false)
+		}
 		p.keys = p.keys[:len(p.keys)-1]
 		if err != nil {
 			return nil, err
@@ -210,6 +220,39 @@ func (p *lineParser) value(inArray bool) (any, error) {
 		return nil, p.literal("null")
 	}
 	return nil, p.unexpected("looking for beginning of value")
+}
+
+// name parses a string body after the opening quote, returning the
+// interned copy when the bytes spell a known name (no escapes): the same
+// string str would return, without allocating it.
+func (p *lineParser) name() (string, error) {
+	start := p.i
+	for i := start; i < len(p.b); i++ {
+		c := p.b[i]
+		if c == '"' {
+			if s, ok := p.names[string(p.b[start:i])]; ok {
+				p.i = i + 1
+				return s, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return p.str()
+}
+
+// typeName parses the value of a record's "type" or "edge" member: a
+// string is interned as by name, anything else is parsed as usual (and
+// rejected by the caller).
+func (p *lineParser) typeName() (any, error) {
+	p.skipSpace()
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		p.i++
+		return p.name()
+	}
+	return p.value(false)
 }
 
 func (p *lineParser) literal(word string) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -59,9 +58,14 @@ type loadStream struct {
 	chunkBytes   int64
 	chunkRecords int
 	types        map[string]*stagedType // by table key
-	pendingBytes int64
-	pendingRecs  int
-	res          *LoadResult
+	// nodeNames and edgeNames are types by type name: a record names its
+	// type, and building the table key per record would allocate.
+	nodeNames, edgeNames map[string]*stagedType
+	sink                 uint64   // keeps ahead's reads
+	ids                  *loadIDs // for rows without one
+	pendingBytes         int64
+	pendingRecs          int
+	res                  *LoadResult
 	// own, once the tail chunk is flushed, is each type's fragments with
 	// deletion vectors hiding superseded images: computed once, reused by
 	// every publish attempt.
@@ -120,7 +124,7 @@ type stagedType struct {
 	// a lean edge) and tdead the offsets of rows a later occurrence
 	// superseded within the chunk (merge), filtered out at the flush.
 	typed bool
-	enc   *rowEncoder
+	enc   *loadEncoder
 	bb    *table.BatchBuilder
 	tpos  []int32
 	tdead []int32
@@ -151,13 +155,14 @@ type bufRow struct {
 // newLoadStream prepares an empty stream for a load against base.
 func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStream {
 	s := &loadStream{g: g, base: base, mode: req.Mode, chunkBytes: req.ChunkBytes, chunkRecords: req.ChunkRecords,
-		types: map[string]*stagedType{},
-		res:   &LoadResult{Mode: req.Mode, Nodes: map[string]int64{}, Edges: map[string]int64{}}}
+		types: map[string]*stagedType{}, nodeNames: map[string]*stagedType{}, edgeNames: map[string]*stagedType{},
+		res: &LoadResult{Mode: req.Mode, Nodes: map[string]int64{}, Edges: map[string]int64{}}}
 	if s.chunkBytes <= 0 {
 		s.chunkBytes = DefaultLoadChunkBytes
 	}
 	s.encoders = max(1, runtime.GOMAXPROCS(0))
 	s.settle = req.settleBeforeProgress
+	s.ids = newLoadIDs()
 	s.slots = make(chan struct{}, s.encoders)
 	return s
 }
@@ -167,7 +172,7 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
-	err := rd.eachRecord(ctx, s.encoders, func(rec Record) (err error) {
+	err := rd.eachRecordAhead(ctx, s.encoders, s.ahead, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
@@ -177,9 +182,9 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			}
 			id := rec.ID
 			if id == "" {
-				id = ulid.Make().String()
+				id = s.ids.next()
 			}
-			if t, err = s.staged(ctx, snapshot.NodeKey(nt.Name)); err != nil {
+			if t, err = s.stagedNamed(ctx, nt.Name, false); err != nil {
 				return err
 			}
 			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
@@ -193,9 +198,9 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			}
 			id, generated := rec.ID, rec.ID == ""
 			if generated {
-				id = ulid.Make().String()
+				id = s.ids.next()
 			}
-			if t, err = s.staged(ctx, snapshot.EdgeKey(et.Name)); err != nil {
+			if t, err = s.stagedNamed(ctx, et.Name, true); err != nil {
 				return err
 			}
 			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
@@ -240,6 +245,47 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 	return nil
 }
 
+// ahead warms, for a parsed block of records about to be staged, the
+// id-table slots that the lean-edge endpoint checks of its edges will
+// read (idTable.touch). Only reads: staging decides as before.
+func (s *loadStream) ahead(recs []Record) {
+	sink := s.sink
+	for _, rec := range recs {
+		e, ok := rec.(*EdgeRecord)
+		if !ok {
+			continue
+		}
+		t := s.edgeNames[e.Type]
+		if t == nil || !t.lean {
+			continue
+		}
+		if t.to != nil {
+			sink += t.to.skel.index.touch(e.To)
+		}
+		if t.from != nil && e.From != t.lastSrc {
+			sink += t.from.skel.index.touch(e.From)
+		}
+	}
+	s.sink = sink
+}
+
+// stagedNamed is staged by type name.
+func (s *loadStream) stagedNamed(ctx context.Context, name string, edge bool) (*stagedType, error) {
+	names, key := s.nodeNames, snapshot.NodeKey
+	if edge {
+		names, key = s.edgeNames, snapshot.EdgeKey
+	}
+	if t, ok := names[name]; ok {
+		return t, nil
+	}
+	t, err := s.staged(ctx, key(name))
+	if err != nil {
+		return nil, err
+	}
+	names[name] = t
+	return t, nil
+}
+
 // staged returns the staging of a type, creating it on first use.
 func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error) {
 	if t, ok := s.types[tk]; ok {
@@ -271,7 +317,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 	}
 	if t.et != nil || len(embedTargets(t.nt)) == 0 {
 		t.typed = true
-		t.enc = newRowEncoder(t.schema, t.props, t.et != nil)
+		t.enc = newLoadEncoder(t.schema, t.props, t.et != nil)
 		if t.bb, err = table.NewBatchBuilder(nil, t.schema); err != nil {
 			return nil, err
 		}

@@ -74,7 +74,7 @@ type TypeDelta struct {
 	Keep       []string
 	KeepValues []any
 
-	index map[string]int // id -> position in Upserts
+	index *idTable // id -> position in Upserts
 }
 
 // Delta is a staged change set: the in-memory result of executing a
@@ -155,19 +155,18 @@ func (d *Delta) PutEdge(et *schema.EdgeType, row Row, policy DupPolicy) error {
 func (td *TypeDelta) lookup(id string) (int, bool) {
 	// Rebuild when Upserts was edited directly rather than through
 	// PutNode/PutEdge.
-	if td.index == nil || len(td.index) != len(td.Upserts) {
-		td.index = make(map[string]int, len(td.Upserts))
+	if td.index == nil || td.index.n != len(td.Upserts) {
+		td.index = newIDTable(len(td.Upserts))
 		for i, r := range td.Upserts {
-			td.index[r.ID] = i
+			td.index.put(r.ID, i)
 		}
 	}
-	i, ok := td.index[id]
-	return i, ok
+	return td.index.get(id)
 }
 
 func (td *TypeDelta) add(row Row) {
 	td.lookup(row.ID) // builds the index if needed
-	td.index[row.ID] = len(td.Upserts)
+	td.index.put(row.ID, len(td.Upserts))
 	td.Upserts = append(td.Upserts, row)
 }
 

@@ -68,6 +68,36 @@ func (b *BatchBuilder) Append(row []any) error {
 	return nil
 }
 
+// AppendStrings is Append for a row whose first len(lead) columns hold
+// the non-null strings lead and whose other columns hold row, in order:
+// the same checks and the same result as Append with lead boxed, without
+// boxing them (a load appends the id, src and dst of millions of rows).
+// A rejected row leaves b unchanged.
+func (b *BatchBuilder) AppendStrings(lead []string, row []any) error {
+	if len(lead)+len(row) != len(b.schema.Columns) {
+		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, len(lead)+len(row), len(b.schema.Columns))
+	}
+	for i := range lead {
+		if c := b.schema.Columns[i]; c.Type.Kind != String && c.Type.Kind != Enum {
+			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", c.Name, b.rows, ErrValue, c.Type.Kind)
+		}
+	}
+	cols := b.schema.Columns[len(lead):]
+	for i, c := range cols {
+		if err := checkValue(c.Type, row[i]); err != nil {
+			return fmt.Errorf("column %q row %d: %w", c.Name, b.rows, err)
+		}
+	}
+	for i, s := range lead {
+		b.rb.Field(i).(*array.StringBuilder).Append(s)
+	}
+	for i, c := range cols {
+		appendValue(b.rb.Field(len(lead)+i), c.Type, row[i])
+	}
+	b.rows++
+	return nil
+}
+
 // NewRecord returns the rows appended so far as a record (the caller releases
 // it) and resets the builder.
 func (b *BatchBuilder) NewRecord() arrow.RecordBatch {
@@ -114,6 +144,22 @@ func checkValue(t ColumnType, v any) error {
 			}
 		}
 		return nil
+	}
+	// The usual cells, accepted without scalarValue's boxed result.
+	switch x := v.(type) {
+	case string:
+		if t.Kind == String || t.Kind == Enum {
+			return nil
+		}
+	case int64:
+		switch t.Kind {
+		case I64, DateTime:
+			return nil
+		case I32, Date:
+			if x >= math.MinInt32 && x <= math.MaxInt32 {
+				return nil
+			}
+		}
 	}
 	_, err := scalarValue(t.Kind, v)
 	return err
@@ -298,6 +344,30 @@ func appendValue(b array.Builder, t ColumnType, v any) {
 			appendScalar(lb.ValueBuilder(), t.Elem, sv)
 		}
 	default:
+		// The usual cells directly: what scalarValue and appendScalar
+		// would append, without boxing the canonical value.
+		switch x := v.(type) {
+		case string:
+			if t.Kind == String || t.Kind == Enum {
+				b.(*array.StringBuilder).Append(x)
+				return
+			}
+		case int64:
+			switch t.Kind {
+			case I64:
+				b.(*array.Int64Builder).Append(x)
+				return
+			case I32:
+				b.(*array.Int32Builder).Append(int32(x))
+				return
+			case Date:
+				b.(*array.Date32Builder).Append(arrow.Date32(x))
+				return
+			case DateTime:
+				b.(*array.Date64Builder).Append(arrow.Date64(x))
+				return
+			}
+		}
 		sv, _ := scalarValue(t.Kind, v)
 		appendScalar(b, t.Kind, sv)
 	}

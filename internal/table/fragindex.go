@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"runtime"
 	"slices"
 	"strings"
@@ -161,13 +160,7 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 				ents[i] = fidxEntry{key: near.Value(i), off: int64(i), far: far.Value(i)}
 			}
 		}
-		slices.SortFunc(ents, func(a, b fidxEntry) int {
-			if c := strings.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return int(a.off - b.off)
-		})
-		sorted = append(sorted, ents)
+		sorted = append(sorted, sortFidxEntries(ents))
 	}
 
 	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
@@ -378,9 +371,7 @@ func commonPrefix(a, b string) int {
 // bloomBits returns the Bloom block of key and its fidxBloomProbe bit
 // positions in that block (stable across processes: FNV-1a 64).
 func bloomBits(key string, blocks uint32) (int, [fidxBloomProbe]uint32) {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	x := h.Sum64()
+	x := fnv64a(key)
 	blk := int((x >> 32) % uint64(blocks))
 	h1, h2 := uint32(x), uint32(x>>32)|1
 	var bits [fidxBloomProbe]uint32
@@ -388,6 +379,18 @@ func bloomBits(key string, blocks uint32) (int, [fidxBloomProbe]uint32) {
 		bits[i] = (h1 + uint32(i)*h2) % (fidxBloomBlock * 8)
 	}
 	return blk, bits
+}
+
+// fnv64a is FNV-1a 64 of s (hash/fnv's New64a), computed in place: the
+// hash.Hash route allocates the hasher and a copy of every key.
+func fnv64a(s string) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	x := uint64(offset64)
+	for i := 0; i < len(s); i++ {
+		x ^= uint64(s[i])
+		x *= prime64
+	}
+	return x
 }
 
 // --- decoding (each unit separately, for ranged reads) ---

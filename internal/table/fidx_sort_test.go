@@ -1,0 +1,97 @@
+package table
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestSortFidxEntriesMatchesPlainSort pins that the prefix sort of index
+// sections yields exactly the (key, offset) order of a plain sort, for
+// keys that share long prefixes, differ only past 8 bytes, are shorter
+// than 8 bytes, hold NUL bytes, repeat (adjacency sections) or arrive
+// sorted.
+func TestSortFidxEntriesMatchesPlainSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := map[string]func(i int) string{
+		"short":        func(i int) string { return fmt.Sprintf("p%d", rng.IntN(1000)) },
+		"ulid-like":    func(i int) string { return fmt.Sprintf("01JQZX%04d%016d", rng.IntN(50), rng.Int64N(1e16)) },
+		"past-8-bytes": func(i int) string { return fmt.Sprintf("commonprefix-%03d-x", rng.IntN(300)) },
+		"nul-and-empty": func(i int) string {
+			return [...]string{"", "\x00", "a", "a\x00", "a\x00\x00", "ab", "\xff", "a\x01"}[rng.IntN(8)]
+		},
+		"duplicates":    func(i int) string { return fmt.Sprintf("k%d", rng.IntN(3)) },
+		"sorted":        func(i int) string { return fmt.Sprintf("n%08d", i) },
+		"mixed-lengths": func(i int) string { return string(make([]byte, rng.IntN(12))) + fmt.Sprint(rng.IntN(9)) },
+		"utf8-and-high": func(i int) string {
+			return [...]string{"é", "e", "ü1", "\u00ff\u00ff", "z"}[rng.IntN(5)] + fmt.Sprint(rng.IntN(4))
+		},
+		"one-distinct":   func(i int) string { return "same-key-for-all-rows" },
+		"long-shared-18": func(i int) string { return fmt.Sprintf("aaaaaaaaaaaaaaaaaa%d", rng.IntN(100)) },
+	}
+	for name, key := range gen {
+		t.Run(name, func(t *testing.T) {
+			for _, n := range []int{0, 1, 2, 7, 500, 3000} {
+				ents := make([]fidxEntry, n)
+				for i := range ents {
+					// Offsets shuffled so ties are broken by them, not by
+					// input position.
+					ents[i] = fidxEntry{key: key(i), off: int64(rng.IntN(1 << 20)), far: fmt.Sprint(i)}
+				}
+				want := slices.Clone(ents)
+				slices.SortStableFunc(want, compareFidxEntries)
+				got := sortFidxEntries(slices.Clone(ents))
+				if len(got) != len(want) {
+					t.Fatalf("n=%d: %d entries, want %d", n, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].key != want[i].key || got[i].off != want[i].off {
+						t.Fatalf("n=%d: entry %d is (%q, %d), want (%q, %d)", n, i, got[i].key, got[i].off, want[i].key, want[i].off)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFNV64aMatchesHashFNV pins that the in-place Bloom hash is the
+// hash/fnv one the written indexes were built with.
+func TestFNV64aMatchesHashFNV(t *testing.T) {
+	for _, s := range []string{"", "a", "p123456", "01JQZX0000000000000000000", "\x00\xff é"} {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		if got, want := fnv64a(s), h.Sum64(); got != want {
+			t.Errorf("fnv64a(%q) = %x, want %x", s, got, want)
+		}
+	}
+}
+
+// BenchmarkEncodeFragmentIndexEdges encodes the index of one full load
+// fragment of edges: ids in order, sources grouped, destinations random.
+func BenchmarkEncodeFragmentIndexEdges(b *testing.B) {
+	schema := Schema{Columns: []Column{
+		{Name: "id", Type: ColumnType{Kind: String}},
+		{Name: "src", Type: ColumnType{Kind: String}},
+		{Name: "dst", Type: ColumnType{Kind: String}},
+	}}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema.ArrowSchema())
+	defer rb.Release()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 1 << 16
+	for i := range n {
+		rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("01JQZX%020d", i))
+		rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("p%d", 100000+i/5))
+		rb.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("p%d", rng.IntN(1_000_000)))
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		encodeFragmentIndex(schema, rec)
+	}
+}
