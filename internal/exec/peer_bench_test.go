@@ -3,13 +3,13 @@ package exec
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -43,61 +43,12 @@ query link($a: String, $b: String) { insert Knows { from: $a, to: $b, since: 202
 `
 
 const (
-	peerNodes = 100_000
-	peerDeg   = 5
+	peerNodes = fixture.PeerNodes
+	peerDeg   = fixture.PeerDeg
 )
 
-var (
-	peerDataOnce sync.Once
-	peerData     []byte
-)
-
-// peerJSONL renders the peer dataset as one graph-batch JSONL stream
-// (generated once per process; deterministic).
-func peerJSONL() []byte {
-	peerDataOnce.Do(func() {
-		var b bytes.Buffer
-		b.Grow(60 << 20)
-		zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, 4999)
-		var bio strings.Builder
-		for i := range peerNodes {
-			bio.Reset()
-			for k := range 12 {
-				if k > 0 {
-					bio.WriteByte(' ')
-				}
-				bio.WriteString(peerWord(int(zipf.Uint64())))
-			}
-			fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"%s"}}`+"\n",
-				i, 18+(i*7919)%80, (i*104729)%100, bio.String())
-		}
-		r := rand.New(rand.NewPCG(42, 7))
-		for i := range peerNodes {
-			for range peerDeg {
-				j := r.IntN(peerNodes)
-				if j == i {
-					j = (j + 1) % peerNodes
-				}
-				fmt.Fprintf(&b, `{"edge":"Knows","from":"p%d","to":"p%d","data":{"since":%d}}`+"\n", i, j, 2000+r.IntN(25))
-			}
-		}
-		peerData = b.Bytes()
-	})
-	return peerData
-}
-
-// peerWord is gen.go's word(): a Zipf rank as an alphabetic token.
-func peerWord(k int) string {
-	s := ""
-	for {
-		s = string(rune('a'+k%26)) + s
-		k /= 26
-		if k == 0 {
-			break
-		}
-	}
-	return "q" + s
-}
+// peerJSONL is the peer dataset as one graph-batch JSONL stream.
+func peerJSONL() []byte { return fixture.PeerJSONL() }
 
 // peerGraph initializes a graph in dir and bulk-loads the peer dataset.
 func peerGraph(tb testing.TB, dir string) *Graph {
@@ -128,12 +79,37 @@ func peerPlan(tb testing.TB, g *Graph, name string) *query.Plan {
 	return headPlan(tb, g, peerQueries, name)
 }
 
-// peerP50 is the SQLite (the fastest peer) p50 of each operation in ms,
-// from notes/peers-and-limits.md §3; a ratio of 1.0 means "as fast as
-// SQLite with a B-tree index".
-var peerP50 = map[string]float64{
-	"hop2": 0.052, "hop3": 0.156, "chain2": 0.052, "point": 0.024, "range": 0.478, "pk": 0.010,
-	"upsert": 0.089, "set_age": 0.089,
+// peerSQLite reads SQLite's p50 of each peer operation, in nanoseconds,
+// from the file OMNIGRAPH_PEER_SQLITE names: JSON lines {"op", "p50_ns"}
+// written by bench/sqlitepeer over the same dataset in the same window
+// (scripts/bench-peer.sh runs both). Without the file the benchmarks
+// report no ratio: a ratio against figures from another window would say
+// more about the machine's load than about either engine.
+func peerSQLite(tb testing.TB) map[string]float64 {
+	path := os.Getenv("OMNIGRAPH_PEER_SQLITE")
+	if path == "" {
+		tb.Log("OMNIGRAPH_PEER_SQLITE not set: no x-sqlite ratios (scripts/bench-peer.sh measures SQLite in the same run)")
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p50 := map[string]float64{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var row struct {
+			Op    string  `json:"op"`
+			P50NS float64 `json:"p50_ns"`
+		}
+		if err := dec.Decode(&row); err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		if row.Op != "" && row.P50NS > 0 {
+			p50[row.Op] = row.P50NS
+		}
+	}
+	return p50
 }
 
 // BenchmarkPeer loads the peer graph once (local disk) and runs every
@@ -147,9 +123,10 @@ func BenchmarkPeer(b *testing.B) {
 	for i := range starts {
 		starts[i] = fmt.Sprintf("p%d", r.IntN(peerNodes))
 	}
+	sqlite := peerSQLite(b)
 	ratio := func(b *testing.B, op string) {
-		if ms := peerP50[op]; ms > 0 && b.N > 0 {
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(ms*1e6), "x-sqlite")
+		if ns := sqlite[op]; ns > 0 && b.N > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/ns, "x-sqlite")
 		}
 	}
 	read := func(op string, keyed bool) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -66,7 +67,7 @@ func newSearchCorpus(n, dim int) *searchCorpus {
 			if k > 0 {
 				bio.WriteByte(' ')
 			}
-			bio.WriteString(peerWord(int(zipf.Uint64())))
+			bio.WriteString(fixture.PeerWord(int(zipf.Uint64())))
 		}
 		c.bios[i] = bio.String()
 		ce := cent[r.IntN(len(cent))]
