@@ -107,7 +107,12 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Rows) == 0 {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc.Rows[0]))
+	return jsonKeys(doc.Rows[0])
+}
+
+// jsonKeys returns the keys of a JSON object in document order.
+func jsonKeys(raw []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
@@ -498,12 +503,7 @@ func (a *app) servedOnly(cmd *cobra.Command) (*remote.Client, error) {
 }
 
 func (a *app) newQueriesCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "queries",
-		Short: "List stored queries (of a server's graph, or applied in a --cluster)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("queries", "List stored queries (of a server's graph, or applied in a --cluster)", "")
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -559,12 +559,7 @@ func (a *app) newQueriesCmd() *cobra.Command {
 }
 
 func (a *app) newGraphsCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "graphs",
-		Short: "List the graphs a server serves",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("graphs", "List the graphs a server serves", "")
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
