@@ -27,7 +27,13 @@ type runResult struct {
 
 func runBin(t *testing.T, args ...string) runResult {
 	t.Helper()
-	r, err := procRun(omnigraphBin(t), nil, args...)
+	return runBinEnv(t, nil, args...)
+}
+
+// runBinEnv runs the binary with env added to this process's environment.
+func runBinEnv(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
+	r, err := procRun(omnigraphBin(t), env, args...)
 	if err != nil {
 		t.Fatalf("run %v: %v", args, err)
 	}

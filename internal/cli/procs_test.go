@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -109,14 +108,8 @@ func procsGraph(t *testing.T, schema string, seed ...string) string {
 	t.Helper()
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "g")
-	schemaPath := filepath.Join(tmp, "schema.pg")
-	seedPath := filepath.Join(tmp, "seed.jsonl")
-	if err := os.WriteFile(schemaPath, []byte(schema), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(seedPath, []byte(strings.Join(seed, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	schemaPath := writeFile(t, tmp, "schema.pg", schema)
+	seedPath := writeFile(t, tmp, "seed.jsonl", strings.Join(seed, "\n")+"\n")
 	mustRun(t, "init", "--schema", schemaPath, dir, "--json")
 	mustRun(t, "load", dir, "--data", seedPath, "--mode", "append", "--json", "--quiet")
 	return dir
