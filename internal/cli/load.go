@@ -169,9 +169,7 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 		}{uri, res.Branch, string(res.Mode), strPtr(res.BaseBranch), res.BranchCreated, nodes, edges, res.Total, res.Embedded, strPtr(a.g.as), toCommitJSON(res.Commit), res.Warnings}
 		return a.printJSON(out)
 	}
-	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
-		uri, res.Branch, res.Mode, res.Total, len(nodes), len(edges))
-	a.printWarnings(res.Warnings)
+	a.printLoad(uri, res.Branch, string(res.Mode), res.Total, len(nodes), len(edges), res.Warnings)
 	return nil
 }
 

@@ -235,13 +235,11 @@ func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("the server's change output: %w", err)
 	}
-	a.printWarnings(out.Warnings)
-	if out.Commit == nil {
-		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", out.QueryName)
-		return nil
+	var commit *omnigraph.CommitInfo
+	if out.Commit != nil {
+		commit = &omnigraph.CommitInfo{ID: out.Commit.ID}
 	}
-	fmt.Fprintf(a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
-		out.QueryName, out.AffectedNodes, out.AffectedEdges, out.Branch, out.Commit.ID)
+	a.printChange(out.QueryName, out.Branch, out.AffectedNodes, out.AffectedEdges, commit, out.Warnings)
 	return nil
 }
 
@@ -302,9 +300,7 @@ func (a *app) servedLoad(cmd *cobra.Command, args []string, rc *remote.Client) e
 	var nodes, edges []json.RawMessage
 	_ = json.Unmarshal(out.Nodes, &nodes)
 	_ = json.Unmarshal(out.Edges, &edges)
-	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
-		rc.URL(), out.Branch, out.Mode, out.TotalEntities, len(nodes), len(edges))
-	a.printWarnings(out.Warnings)
+	a.printLoad(rc.URL(), out.Branch, out.Mode, out.TotalEntities, len(nodes), len(edges), out.Warnings)
 	return nil
 }
 
