@@ -301,6 +301,20 @@ func ImmutableKey(key string) bool {
 	return strings.HasPrefix(key, "commits/") || strings.HasPrefix(key, "schemas/") || strings.HasPrefix(key, "tables/")
 }
 
+// openEngine opens what Init (create) and Open hand the engine: the store
+// at uri and the engine's options from opts and the environment.
+func openEngine(uri string, create bool, opts Options) (storage.Store, exec.Options, error) {
+	st, err := openStore(uri, create, opts)
+	if err != nil {
+		return nil, exec.Options{}, err
+	}
+	eo, err := engineOptions(opts)
+	if err != nil {
+		return nil, exec.Options{}, err
+	}
+	return st, eo, nil
+}
+
 func engineOptions(o Options) (exec.Options, error) {
 	n := o.CacheBytes
 	if v := os.Getenv(EnvCacheBytes); n == 0 && v != "" {
@@ -355,11 +369,7 @@ func Init(ctx context.Context, uri, schemaPath, schemaSrc, actor string, opts Op
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(uri, true, opts)
-	if err != nil {
-		return nil, err
-	}
-	eo, err := engineOptions(opts)
+	st, eo, err := openEngine(uri, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +388,7 @@ func (g *Graph) SchemaWarnings() []SchemaWarning { return g.initWarnings }
 
 // Open opens the graph at uri.
 func Open(ctx context.Context, uri string, opts Options) (*Graph, error) {
-	st, err := openStore(uri, false, opts)
-	if err != nil {
-		return nil, err
-	}
-	eo, err := engineOptions(opts)
+	st, eo, err := openEngine(uri, false, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,38 +28,15 @@ const (
 	data   = fixture.SocialData
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// serverBinary is the omnigraph-server binary the tests run.
+var serverBinary = &fixture.Binary{Pkg: ".", Name: "omnigraph-server"}
 
 // binary builds omnigraph-server once per test process.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "omnigraph-server-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "omnigraph-server")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+func binary(t *testing.T) string { return serverBinary.Path(t) }
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if binPath != "" {
-			os.RemoveAll(filepath.Dir(binPath))
-		}
+		serverBinary.Remove()
 		os.Exit(code)
 	}))
 }
@@ -152,13 +129,21 @@ func (p *proc) stop(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	p.waitExit(t, t.Errorf, "SIGTERM")
+}
+
+// waitExit waits up to 30 s for the process to end, after the named
+// signal or drain: an unclean exit is reported through report (t.Errorf or
+// t.Fatalf), no exit at all fails t.
+func (p *proc) waitExit(t *testing.T, report func(format string, args ...any), after string) {
+	t.Helper()
 	select {
 	case err := <-p.done:
 		if err != nil {
-			t.Errorf("exit: %v; stderr: %s", err, p.stderr.String())
+			report("exit: %v; stderr: %s", err, p.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("no exit after SIGTERM")
+		t.Fatal("no exit after " + after)
 	}
 }
 
@@ -237,13 +222,20 @@ func TestBinaryOpenWrites(t *testing.T) {
 		t.Fatalf("export: %d %q", st, body)
 	}
 	p.stop(t)
+	requirePerson(t, uri, "Zed", "after restart")
+}
+
+// requirePerson opens the graph at uri afresh and fails t (what says
+// when) unless main holds exactly one Person named name.
+func requirePerson(t *testing.T, uri, name, what string) {
+	t.Helper()
 	g, err := omnigraph.Open(context.Background(), uri, omnigraph.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Query(context.Background(), omnigraph.Target{}, `query q() { match { $p: Person { name: "Zed" } } return { $p.name } }`, "", nil)
+	res, err := g.Query(context.Background(), omnigraph.Target{}, fmt.Sprintf(`query q() { match { $p: Person { name: %q } } return { $p.name } }`, name), "", nil)
 	if err != nil || len(res.Rows) != 1 {
-		t.Fatalf("after restart: %v %v", res, err)
+		t.Fatalf("%s: %v %v", what, res, err)
 	}
 }
 
@@ -447,20 +439,6 @@ func TestBinaryDrains(t *testing.T) {
 	if r.err != nil || r.status != 200 || !strings.Contains(r.body, `"total_entities":2`) {
 		t.Fatalf("in-flight load: %+v", r)
 	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("exit: %v; stderr: %s", err, p.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit after drain")
-	}
-	g, err := omnigraph.Open(context.Background(), uri, omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := g.Query(context.Background(), omnigraph.Target{}, `query q() { match { $p: Person { name: "Late2" } } return { $p.name } }`, "", nil)
-	if err != nil || len(res.Rows) != 1 {
-		t.Fatalf("drained write missing: %v %v", res, err)
-	}
+	p.waitExit(t, t.Fatalf, "drain")
+	requirePerson(t, uri, "Late2", "drained write missing")
 }

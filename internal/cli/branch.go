@@ -9,17 +9,11 @@ import (
 )
 
 func (a *app) newBranchCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "branch",
-		Short: "Create, list, delete and merge branches",
-		Long: `A branch is a named pointer to a commit. Creating one copies no data and
+	return groupCmd("branch", "Create, list, delete and merge branches",
+		`A branch is a named pointer to a commit. Creating one copies no data and
 costs one small write, whatever the size of the graph; deleting one removes
 only the pointer, so branches created from it are unaffected.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(a.newBranchCreateCmd(), a.newBranchListCmd(), a.newBranchDeleteCmd(), a.newBranchMergeCmd())
-	return cmd
+		a.newBranchCreateCmd(), a.newBranchListCmd(), a.newBranchDeleteCmd(), a.newBranchMergeCmd())
 }
 
 func (a *app) newBranchCreateCmd() *cobra.Command {

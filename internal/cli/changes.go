@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/server"
 	"github.com/spf13/cobra"
 )
 
@@ -63,26 +64,16 @@ Filters (--kind node|edge, --type T, --op insert|update|delete) repeat.`,
 	return cmd
 }
 
-type changeImageJSON struct {
-	Properties map[string]any       `json:"properties"`
-	Endpoints  *changeEndpointsJSON `json:"endpoints,omitempty"`
-}
-
-type changeEndpointsJSON struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
 type changeJSON struct {
 	Kind       string `json:"kind"`
 	EntityType struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	} `json:"entity_type"`
-	ID     string           `json:"id"`
-	Op     string           `json:"op"`
-	Before *changeImageJSON `json:"before,omitempty"`
-	After  *changeImageJSON `json:"after,omitempty"`
+	ID     string                    `json:"id"`
+	Op     string                    `json:"op"`
+	Before *server.ChangeImageOutput `json:"before,omitempty"`
+	After  *server.ChangeImageOutput `json:"after,omitempty"`
 }
 
 func toChangeJSON(c omnigraph.Change) changeJSON {
@@ -90,18 +81,7 @@ func toChangeJSON(c omnigraph.Change) changeJSON {
 	out.Kind, out.ID, out.Op = c.Kind, c.ID, c.Op
 	out.EntityType.ID = c.TypeKey()
 	out.EntityType.Name = c.Type
-	image := func(props map[string]any, src, dst string) *changeImageJSON {
-		if props == nil {
-			return nil
-		}
-		img := &changeImageJSON{Properties: props}
-		if c.Kind == "edge" {
-			img.Endpoints = &changeEndpointsJSON{From: src, To: dst}
-		}
-		return img
-	}
-	bsrc, bdst := c.BeforeEndpoints()
-	out.Before, out.After = image(c.Before, bsrc, bdst), image(c.After, c.Src, c.Dst)
+	out.Before, out.After = server.ChangeImages(c)
 	return out
 }
 

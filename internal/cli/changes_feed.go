@@ -13,14 +13,8 @@ import (
 // `omnigraph changes poll|baseline`: the change feed of a branch
 // (spec/surfaces.md §1.3, docs/change-feed.md).
 func (a *app) newChangesCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "changes",
-		Short: "Follow a branch's changes: baseline, then poll with a cursor",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(a.newChangesPollCmd(), a.newChangesBaselineCmd())
-	return cmd
+	return groupCmd("changes", "Follow a branch's changes: baseline, then poll with a cursor", "",
+		a.newChangesPollCmd(), a.newChangesBaselineCmd())
 }
 
 type feedOptions struct {

@@ -299,3 +299,17 @@ func (a *app) run(fn func(cmd *cobra.Command, args []string) error) func(*cobra.
 		return fn(cmd, args)
 	}
 }
+
+// groupCmd is a command that only holds subcommands (`branch`, `commit`,
+// …): run bare it prints its help, and it takes no arguments of its own.
+func groupCmd(use, short, long string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}

@@ -10,16 +10,11 @@ import (
 )
 
 func (a *app) newClusterCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "cluster",
-		Short: "Validate, plan and apply a cluster (cluster.yaml)",
-		Long: `A cluster is a directory holding cluster.yaml and the schema, query and
+	cmd := groupCmd("cluster", "Validate, plan and apply a cluster (cluster.yaml)",
+		`A cluster is a directory holding cluster.yaml and the schema, query and
 policy files it names. validate checks it, import creates the state ledger,
 plan previews, apply converges the storage root to it (creating graphs at
-<root>/graphs/<id>.omni), status reports what is applied.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+<root>/graphs/<id>.omni), status reports what is applied.`)
 	type sub struct {
 		use, short string
 		args       cobra.PositionalArgs

@@ -31,18 +31,8 @@ node User {
 // error line on stderr, and the row holds the winner's value (docs/write-path.md).
 func TestProcsRowConflicts(t *testing.T) {
 	bin := omnigraphBin(t)
-	tmp := t.TempDir()
-	dir := filepath.Join(tmp, "g")
-	schemaPath := filepath.Join(tmp, "schema.pg")
-	seed := filepath.Join(tmp, "seed.jsonl")
-	if err := os.WriteFile(schemaPath, []byte(conflictSchema), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(seed, []byte(`{"type":"User","data":{"name":"u1","n":0}}`+"\n"+`{"type":"User","data":{"name":"u2","n":0}}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, "init", "--schema", schemaPath, dir, "--json")
-	mustRun(t, "load", dir, "--data", seed, "--mode", "append", "--json", "--quiet")
+	tmp := t.TempDir() // the rounds' barrier directories
+	dir := procsGraph(t, conflictSchema, `{"type":"User","data":{"name":"u1","n":0}}`, `{"type":"User","data":{"name":"u2","n":0}}`)
 
 	rounds := 100
 	if testing.Short() {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -480,27 +479,6 @@ func subset(got, want any, path string) string {
 		}
 		return ""
 	}
-}
-
-// jsonKeys returns the keys of a JSON object in document order.
-func jsonKeys(raw []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
-	}
-	return keys, nil
 }
 
 // conformanceGraph initializes testdata/conformance/test.pg in a temp dir and

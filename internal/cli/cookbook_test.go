@@ -50,11 +50,7 @@ var mockEmbedEnv = []string{"OMNIGRAPH_EMBEDDINGS_MOCK=1"}
 
 func runMockBin(t *testing.T, args ...string) runResult {
 	t.Helper()
-	r, err := procRun(omnigraphBin(t), mockEmbedEnv, args...)
-	if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return r
+	return runBinEnv(t, mockEmbedEnv, args...)
 }
 
 func runCookbook(t *testing.T, dir string) {

@@ -106,16 +106,6 @@ func TestCrashPointListComplete(t *testing.T) {
 	}
 }
 
-// crashRun runs the binary with extra environment entries.
-func crashRun(t *testing.T, env []string, args ...string) runResult {
-	t.Helper()
-	r, err := procRun(omnigraphBin(t), env, args...)
-	if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return r
-}
-
 // procRun is runBin without a *testing.T, for goroutines.
 func procRun(bin string, env []string, args ...string) (runResult, error) {
 	return procRunIn(bin, env, nil, args...)
@@ -146,7 +136,7 @@ func procEnviron() []string {
 
 func crashMust(t *testing.T, args ...string) runResult {
 	t.Helper()
-	r := crashRun(t, nil, args...)
+	r := runBinEnv(t, nil, args...)
 	if r.code != 0 {
 		t.Fatalf("omnigraph %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	}
@@ -337,7 +327,7 @@ func crashTemplate(t *testing.T) string {
 	crashMust(t, "branch", "create", "--uri", dir, "gone", "--json")
 	crashMutate(t, dir, "gone", insertPerson, `{"name":"Gone","age":1}`)
 	crashMust(t, "branch", "delete", "--uri", dir, "gone", "--json")
-	r := crashRun(t, []string{failpoint.EnvVar + "=commit/before-cas=exit"},
+	r := runBinEnv(t, []string{failpoint.EnvVar + "=commit/before-cas=exit"},
 		"mutate", "--store", dir, "-e", insertPerson, "--params", `{"name":"Lost","age":1}`, "--quiet")
 	if r.code != failpoint.ExitCode {
 		t.Fatalf("template crash: exit %d %s", r.code, r.stderr)
@@ -526,7 +516,7 @@ func TestCrashEveryFailpoint(t *testing.T) {
 		j := jobs[i]
 		t.Run(j.c.name+"/"+strings.ReplaceAll(j.point, "/", "-"), func(t *testing.T) {
 			dir := fresh(t, j.c)
-			r := crashRun(t, []string{failpoint.EnvVar + "=" + j.point + "=exit"}, crashArgs(j.c.args, dir)...)
+			r := runBinEnv(t, []string{failpoint.EnvVar + "=" + j.point + "=exit"}, crashArgs(j.c.args, dir)...)
 			switch r.code {
 			case 0:
 			case failpoint.ExitCode:
@@ -866,7 +856,7 @@ func TestCrashLoadFromFork(t *testing.T) {
 		t.Run(strings.ReplaceAll(p, "/", "-"), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "g")
 			crashCopyTree(t, tmpl, dir)
-			if r := crashRun(t, []string{failpoint.EnvVar + "=" + p + "=exit"}, args(dir)...); r.code != failpoint.ExitCode {
+			if r := runBinEnv(t, []string{failpoint.EnvVar + "=" + p + "=exit"}, args(dir)...); r.code != failpoint.ExitCode {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			view := crashView(t, dir)

@@ -31,23 +31,14 @@ const evData = `{"type":"Person","data":{"name":"Alice","age":30,"mood":"happy"}
 {"edge":"WorksAt","from":"Alice","to":"Acme"}
 `
 
-func evFile(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // evGraph initializes a graph with evBase (loaded with evData if loaded).
 func evGraph(t *testing.T, loaded bool) string {
 	t.Helper()
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "g.omni")
-	mustRun(t, "init", "--schema", evFile(t, tmp, "base.pg", evBase), dir, "--json")
+	mustRun(t, "init", "--schema", writeFile(t, tmp, "base.pg", evBase), dir, "--json")
 	if loaded {
-		mustRun(t, "load", "--data", evFile(t, tmp, "data.jsonl", evData), "--mode", "overwrite", dir, "--json", "--quiet")
+		mustRun(t, "load", "--data", writeFile(t, tmp, "data.jsonl", evData), "--mode", "overwrite", dir, "--json", "--quiet")
 	}
 	return dir
 }
@@ -63,7 +54,7 @@ func edit(old, new string) func(string) string {
 
 func planOf(t *testing.T, dir, desired string, extra ...string) map[string]any {
 	t.Helper()
-	p := evFile(t, t.TempDir(), "desired.pg", desired)
+	p := writeFile(t, t.TempDir(), "desired.pg", desired)
 	return mustRun(t, append([]string{"schema", "plan", dir, "--schema", p, "--json"}, extra...)...)
 }
 
@@ -152,7 +143,7 @@ node Tag { t: String }`), nil, "add_type", ""},
 				t.Fatalf("supported = %v", plan["supported"])
 			}
 			if r.human != "" {
-				p := evFile(t, t.TempDir(), "desired.pg", desired)
+				p := writeFile(t, t.TempDir(), "desired.pg", desired)
 				h := runBin(t, append([]string{"schema", "plan", dir, "--schema", p}, r.flags...)...)
 				if h.code != 0 || !strings.Contains(h.stdout, r.human) {
 					t.Fatalf("human plan (exit %d):\n%s\nwant a line %q", h.code, h.stdout, r.human)
@@ -163,7 +154,7 @@ node Tag { t: String }`), nil, "add_type", ""},
 	// @embed source change.
 	embBase := "node Doc { text: String?  body: String?  v: Vector(2)? @embed(text) }\n"
 	edir := filepath.Join(t.TempDir(), "e.omni")
-	mustRun(t, "init", "--schema", evFile(t, t.TempDir(), "e.pg", embBase), edir, "--json")
+	mustRun(t, "init", "--schema", writeFile(t, t.TempDir(), "e.pg", embBase), edir, "--json")
 	if p := planOf(t, edir, strings.Replace(embBase, "@embed(text)", "@embed(body)", 1)); p["supported"] != false {
 		t.Fatalf("@embed change: %v", p)
 	}
@@ -191,7 +182,7 @@ func headOf(t *testing.T, dir, branch string) (string, int) {
 
 func applySchema(t *testing.T, dir, desired string, extra ...string) runResult {
 	t.Helper()
-	p := evFile(t, t.TempDir(), "desired.pg", desired)
+	p := writeFile(t, t.TempDir(), "desired.pg", desired)
 	return runBin(t, append([]string{"schema", "apply", dir, "--schema", p, "--json", "--quiet"}, extra...)...)
 }
 
@@ -232,7 +223,7 @@ func TestE2ESchemaApplyScenarios(t *testing.T) {
 		if h, _ := headOf(t, dir, "main"); h != head {
 			t.Fatal("a refused apply moved the head")
 		}
-		mustRun(t, "load", "--data", evFile(t, t.TempDir(), "x.jsonl", `{"type":"Person","data":{"name":"Zed"}}`), "--mode", "append", dir, "--json", "--quiet")
+		mustRun(t, "load", "--data", writeFile(t, t.TempDir(), "x.jsonl", `{"type":"Person","data":{"name":"Zed"}}`), "--mode", "append", dir, "--json", "--quiet")
 	})
 	t.Run("67 soft drop of Company and WorksAt", func(t *testing.T) {
 		dir := evGraph(t, true)
@@ -308,7 +299,7 @@ func TestE2ESchemaApplyScenarios(t *testing.T) {
 				t.Fatalf("apply: %s", r.stderr)
 			}
 		}
-		m := mustRun(t, "load", "--data", evFile(t, t.TempDir(), "c.jsonl", `{"type":"Company","data":{"name":"Initech"}}`), "--mode", "append", dir, "--json", "--quiet")
+		m := mustRun(t, "load", "--data", writeFile(t, t.TempDir(), "c.jsonl", `{"type":"Company","data":{"name":"Initech"}}`), "--mode", "append", dir, "--json", "--quiet")
 		id := m["commit"].(map[string]any)["graph_commit_id"].(string)
 		ch := mustRun(t, "commit", "changes", "--uri", dir, id, "--json")["changes"].([]any)
 		if got := ch[0].(map[string]any)["entity_type"].(map[string]any)["id"]; got != "node:Company~2" {
@@ -339,16 +330,16 @@ func TestE2ESchemaApplyScenarios(t *testing.T) {
 		if _, c := headOf(t, dir, "main"); c != c0+2 || files() != f0 {
 			t.Fatalf("commits %d -> %d, data files %d -> %d", c0, c, f0, files())
 		}
-		ok := evFile(t, t.TempDir(), "ok.jsonl", `{"type":"Person","data":{"name":"Cy","mood":"calm"}}`)
+		ok := writeFile(t, t.TempDir(), "ok.jsonl", `{"type":"Person","data":{"name":"Cy","mood":"calm"}}`)
 		mustRun(t, "load", "--data", ok, "--mode", "append", dir, "--json", "--quiet")
-		bad := evFile(t, t.TempDir(), "bad.jsonl", `{"type":"Person","data":{"name":"Di","mood":"bogus"}}`)
+		bad := writeFile(t, t.TempDir(), "bad.jsonl", `{"type":"Person","data":{"name":"Di","mood":"bogus"}}`)
 		if r := runBin(t, "load", "--data", bad, "--mode", "append", dir, "--quiet"); r.code != 1 {
 			t.Fatal("an out-of-set enum value was accepted")
 		}
 		if r := applySchema(t, dir, edit("enum(happy, sad, calm)", "enum(happy)")(widened)); r.code != 1 || !strings.Contains(r.stderr, "OG-MF-106") {
 			t.Fatalf("narrowing: %s", r.stderr)
 		}
-		mustRun(t, "load", "--data", evFile(t, t.TempDir(), "z.jsonl", `{"type":"Person","data":{"name":"Zo"}}`), "--mode", "append", dir, "--json", "--quiet")
+		mustRun(t, "load", "--data", writeFile(t, t.TempDir(), "z.jsonl", `{"type":"Person","data":{"name":"Zo"}}`), "--mode", "append", dir, "--json", "--quiet")
 	})
 }
 
@@ -405,7 +396,7 @@ func TestE2ESchemaMatrix(t *testing.T) {
 						t.Fatalf("%s rows on %s = %v, want %d", st.typ, branch, rows, want)
 					}
 					// The target stays writable under its new schema.
-					mustRun(t, "load", "--data", evFile(t, t.TempDir(), "w.jsonl", fmt.Sprintf(`{"type":"%s","data":{"name":"New"}}`, st.typ)),
+					mustRun(t, "load", "--data", writeFile(t, t.TempDir(), "w.jsonl", fmt.Sprintf(`{"type":"%s","data":{"name":"New"}}`, st.typ)),
 						"--mode", "append", "--branch", branch, dir, "--json", "--quiet")
 				})
 			}

@@ -3,49 +3,22 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // The end-to-end tests run the real omnigraph binary, built once per test
 // process, with --json, and compare the parsed output.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// cliBinary is the omnigraph binary the subprocess tests run.
+var cliBinary = &fixture.Binary{Pkg: "../../cmd/omnigraph", Name: "omnigraph"}
 
-func omnigraphBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "omnigraph-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "omnigraph")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		cmd := exec.Command("go", "build", "-o", binPath, "../../cmd/omnigraph")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = err
-			binPath = string(out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build omnigraph: %v\n%s", binErr, binPath)
-	}
-	return binPath
-}
+func omnigraphBin(t *testing.T) string { return cliBinary.Path(t) }
 
 type runResult struct {
 	code           int
@@ -54,7 +27,13 @@ type runResult struct {
 
 func runBin(t *testing.T, args ...string) runResult {
 	t.Helper()
-	r, err := procRun(omnigraphBin(t), nil, args...)
+	return runBinEnv(t, nil, args...)
+}
+
+// runBinEnv runs the binary with env added to this process's environment.
+func runBinEnv(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
+	r, err := procRun(omnigraphBin(t), env, args...)
 	if err != nil {
 		t.Fatalf("run %v: %v", args, err)
 	}

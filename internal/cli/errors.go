@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/remote"
@@ -63,28 +62,13 @@ func (a *app) printWarnings(ws []string) {
 
 // conflictJSON is the --json error body of a write conflict: the shape of
 // the server's 409 ErrorOutput (spec/surfaces.md §2.5), with
-// read_set_conflict or key_conflict when the conflict names one.
+// read_set_conflict or key_conflict when the conflict names one (the
+// server's own renderings of them).
 type conflictJSON struct {
-	Error           string               `json:"error"`
-	Code            string               `json:"code"`
-	ReadSetConflict *readSetConflictJSON `json:"read_set_conflict,omitempty"`
-	KeyConflict     *keyConflictJSON     `json:"key_conflict,omitempty"`
-}
-
-type readSetConflictJSON struct {
-	Member     string  `json:"member"`
-	Expected   *string `json:"expected,omitempty"`
-	Actual     *string `json:"actual,omitempty"`
-	EntityKind *string `json:"entity_kind,omitempty"`
-	TypeName   *string `json:"type_name,omitempty"`
-	EntityID   *string `json:"entity_id,omitempty"`
-	Change     *string `json:"change,omitempty"`
-}
-
-type keyConflictJSON struct {
-	EntityKind string  `json:"entity_kind"`
-	TypeName   string  `json:"type_name"`
-	EntityID   *string `json:"entity_id,omitempty"`
+	Error           string                        `json:"error"`
+	Code            string                        `json:"code"`
+	ReadSetConflict *server.ReadSetConflictOutput `json:"read_set_conflict,omitempty"`
+	KeyConflict     *server.KeyConflictOutput     `json:"key_conflict,omitempty"`
 }
 
 // conflictBody renders a write conflict (a changed read set, a key
@@ -98,14 +82,9 @@ func conflictBody(err error) (body conflictJSON, ok bool) {
 	body = conflictJSON{Error: err.Error(), Code: "conflict"}
 	switch {
 	case errors.As(err, &rs):
-		o := &readSetConflictJSON{Member: rs.Member, Expected: strPtr(rs.Expected), Actual: strPtr(rs.Actual), Change: strPtr(rs.Change)}
-		if kind, name, ok := strings.Cut(rs.Member, ":"); ok && (kind == "node" || kind == "edge") {
-			o.EntityKind, o.TypeName, o.EntityID = &kind, &name, strPtr(rs.EntityID)
-		}
-		body.ReadSetConflict = o
+		body.ReadSetConflict = server.ReadSetConflict(rs)
 	case errors.As(err, &kc):
-		kind, name, _ := strings.Cut(kc.TypeKey, ":")
-		body.KeyConflict = &keyConflictJSON{EntityKind: kind, TypeName: name, EntityID: strPtr(kc.EntityID)}
+		body.KeyConflict = server.KeyConflict(kc)
 	case errors.Is(err, omnigraph.ErrContention):
 	default:
 		return conflictJSON{}, false

@@ -109,12 +109,7 @@ to stdout in the graph-batch NDJSON format, so that
 }
 
 func (a *app) newCommitCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "commit",
-		Short: "Inspect the commit history",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("commit", "Inspect the commit history", "")
 	var branch, uriFlag string
 	var asJSON bool
 	var limit int
@@ -203,12 +198,7 @@ func (a *app) printCommitLine(c omnigraph.CommitInfo) {
 }
 
 func (a *app) newSchemaCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "schema",
-		Short: "Inspect and evolve the graph's schema",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("schema", "Inspect and evolve the graph's schema", "")
 	var asJSON bool
 	var branch string
 	show := &cobra.Command{

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/server"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
@@ -19,11 +19,6 @@ type loadOptions struct {
 	branch string
 	from   string
 	json   bool
-}
-
-type loadCount struct {
-	Name           string `json:"name"`
-	EntitiesLoaded int64  `json:"entities_loaded"`
 }
 
 func (a *app) newLoadCmd() *cobra.Command {
@@ -156,37 +151,26 @@ func (a *app) runLoad(cmd *cobra.Command, args []string, o *loadOptions) error {
 	if err != nil {
 		return a.reportConflict(err, o.json)
 	}
-	nodes, edges := sortedCounts(res.Nodes), sortedCounts(res.Edges)
+	nodes, edges := server.LoadCounts(res.Nodes), server.LoadCounts(res.Edges)
 	if o.json {
 		out := struct {
-			URI           string      `json:"uri"`
-			Branch        string      `json:"branch"`
-			Mode          string      `json:"mode"`
-			BaseBranch    *string     `json:"base_branch,omitempty"`
-			BranchCreated bool        `json:"branch_created"`
-			Nodes         []loadCount `json:"nodes"`
-			Edges         []loadCount `json:"edges"`
-			TotalEntities int64       `json:"total_entities"`
-			Embedded      int64       `json:"embedded_vectors,omitempty"`
-			ActorID       *string     `json:"actor_id"`
-			Commit        *commitJSON `json:"commit"`
-			Warnings      []string    `json:"warnings,omitempty"`
+			URI           string                               `json:"uri"`
+			Branch        string                               `json:"branch"`
+			Mode          string                               `json:"mode"`
+			BaseBranch    *string                              `json:"base_branch,omitempty"`
+			BranchCreated bool                                 `json:"branch_created"`
+			Nodes         []server.GraphBatchDeclarationOutput `json:"nodes"`
+			Edges         []server.GraphBatchDeclarationOutput `json:"edges"`
+			TotalEntities int64                                `json:"total_entities"`
+			Embedded      int64                                `json:"embedded_vectors,omitempty"`
+			ActorID       *string                              `json:"actor_id"`
+			Commit        *commitJSON                          `json:"commit"`
+			Warnings      []string                             `json:"warnings,omitempty"`
 		}{uri, res.Branch, string(res.Mode), strPtr(res.BaseBranch), res.BranchCreated, nodes, edges, res.Total, res.Embedded, strPtr(a.g.as), toCommitJSON(res.Commit), res.Warnings}
 		return a.printJSON(out)
 	}
-	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
-		uri, res.Branch, res.Mode, res.Total, len(nodes), len(edges))
-	a.printWarnings(res.Warnings)
+	a.printLoad(uri, res.Branch, string(res.Mode), res.Total, len(nodes), len(edges), res.Warnings)
 	return nil
-}
-
-func sortedCounts(m map[string]int64) []loadCount {
-	out := make([]loadCount, 0, len(m))
-	for k, v := range m {
-		out = append(out, loadCount{Name: k, EntitiesLoaded: v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // countingReader reports the bytes read through it (the load progress bar

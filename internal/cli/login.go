@@ -105,12 +105,7 @@ func (a *app) newLogoutCmd() *cobra.Command {
 }
 
 func (a *app) newProfileCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "profile",
-		Short: "Show the profiles of the operator config",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("profile", "Show the profiles of the operator config", "")
 	type profileJSON struct {
 		Name         string  `json:"name"`
 		Server       *string `json:"server,omitempty"`

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,9 +12,7 @@ import (
 // the subprocess tests built.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if binErr == nil && binPath != "" {
-			os.RemoveAll(filepath.Dir(binPath))
-		}
+		cliBinary.Remove()
 		os.Exit(code)
 	}))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/omnigraph-go/omnigraph"
@@ -65,4 +66,25 @@ func toCommitJSON(c *omnigraph.CommitInfo) *commitJSON {
 		ActorID:              strPtr(c.Actor),
 		CreatedAt:            c.CreatedAt.UnixMicro(),
 	}
+}
+
+// printChange prints a mutation's text result, local or served: its
+// warnings, then one line naming what it affected and its commit, or that
+// it changed nothing (commit nil).
+func (a *app) printChange(name, branch string, nodes, edges int64, commit *omnigraph.CommitInfo, warnings []string) {
+	a.printWarnings(warnings)
+	if commit == nil {
+		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", name)
+		return
+	}
+	fmt.Fprintf(a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
+		name, nodes, edges, branch, commit.ID)
+}
+
+// printLoad prints a load's text result, local or served: one summary
+// line, then its warnings.
+func (a *app) printLoad(uri, branch, mode string, total int64, nodeTypes, edgeTypes int, warnings []string) {
+	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
+		uri, branch, mode, total, nodeTypes, edgeTypes)
+	a.printWarnings(warnings)
 }

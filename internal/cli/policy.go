@@ -85,14 +85,9 @@ func bundleFor(g *cluster.AppliedGraph, app *cluster.Applied, action policy.Acti
 }
 
 func (a *app) newPolicyCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "policy",
-		Short: "Check a cluster's applied Cedar policies",
-		Long: `Policy commands read the policy bundles a cluster has applied (--cluster DIR
-or a storage root URI; --graph picks the graph when several have bundles).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("policy", "Check a cluster's applied Cedar policies",
+		`Policy commands read the policy bundles a cluster has applied (--cluster DIR
+or a storage root URI; --graph picks the graph when several have bundles).`)
 	var asJSON bool
 	validate := &cobra.Command{
 		Use:   "validate",

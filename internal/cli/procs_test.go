@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -103,6 +102,27 @@ func procsNames(t *testing.T, args ...string) []string {
 	return out
 }
 
+// procsGraph initializes a graph of schema in a temporary directory and
+// appends seed (load-format lines) to it, returning the graph's directory.
+func procsGraph(t *testing.T, schema string, seed ...string) string {
+	t.Helper()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "g")
+	schemaPath := writeFile(t, tmp, "schema.pg", schema)
+	seedPath := writeFile(t, tmp, "seed.jsonl", strings.Join(seed, "\n")+"\n")
+	mustRun(t, "init", "--schema", schemaPath, dir, "--json")
+	mustRun(t, "load", dir, "--data", seedPath, "--mode", "append", "--json", "--quiet")
+	return dir
+}
+
+// procsEach is how many writes each racing process makes (fewer with -short).
+func procsEach() int {
+	if testing.Short() {
+		return 4
+	}
+	return 8
+}
+
 // procsChain asserts that a branch's history is a chain: one parent each.
 func procsChain(t *testing.T, log []crashCommit) {
 	t.Helper()
@@ -125,24 +145,10 @@ func procsChain(t *testing.T, log []crashCommit) {
 // which case an unreadable one fails with the clear reclaimed error.
 func TestProcsWritersRaceMaintenance(t *testing.T) {
 	bin := omnigraphBin(t)
-	tmp := t.TempDir()
-	dir := filepath.Join(tmp, "g")
-	schemaPath := filepath.Join(tmp, "schema.pg")
-	seed := filepath.Join(tmp, "seed.jsonl")
-	if err := os.WriteFile(schemaPath, []byte(procsSchema), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(seed, []byte(`{"type":"AcctA","data":{"name":"a","n":0}}`+"\n"+`{"type":"AcctB","data":{"name":"b","n":0}}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, "init", "--schema", schemaPath, dir, "--json")
-	mustRun(t, "load", dir, "--data", seed, "--mode", "append", "--json", "--quiet")
+	dir := procsGraph(t, procsSchema, `{"type":"AcctA","data":{"name":"a","n":0}}`, `{"type":"AcctB","data":{"name":"b","n":0}}`)
 
 	const inserters, updaters = 4, 2
-	each := 8
-	if testing.Short() {
-		each = 4
-	}
+	each := procsEach()
 	var l procsLog
 	var gaveUp atomic.Int64
 	var writers sync.WaitGroup
@@ -277,10 +283,7 @@ func TestProcsMergeRacesWriters(t *testing.T) {
 	dir := newSocialGraph(t)
 	mustRun(t, "branch", "create", "--uri", dir, "feature", "--json")
 	base := personNames(t, dir, "main")
-	each := 8
-	if testing.Short() {
-		each = 4
-	}
+	each := procsEach()
 	var l procsLog
 	var gaveUp atomic.Int64
 	var mu sync.Mutex

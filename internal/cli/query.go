@@ -308,12 +308,6 @@ func (a *app) runMutate(cmd *cobra.Command, args []string, o *mutateOptions) err
 		}{o.branch, qname, res.AffectedNodes, res.AffectedEdges, strPtr(a.g.as), toCommitJSON(res.Commit), res.Warnings}
 		return a.printJSON(out)
 	}
-	a.printWarnings(res.Warnings)
-	if res.Commit == nil {
-		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", qname)
-		return nil
-	}
-	fmt.Fprintf(a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
-		qname, res.AffectedNodes, res.AffectedEdges, o.branch, res.Commit.ID)
+	a.printChange(qname, o.branch, res.AffectedNodes, res.AffectedEdges, res.Commit, res.Warnings)
 	return nil
 }

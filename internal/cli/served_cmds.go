@@ -107,7 +107,12 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Rows) == 0 {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc.Rows[0]))
+	return jsonKeys(doc.Rows[0])
+}
+
+// jsonKeys returns the keys of a JSON object in document order.
+func jsonKeys(raw []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
@@ -230,13 +235,11 @@ func (a *app) servedMutate(cmd *cobra.Command, args []string, rc *remote.Client)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("the server's change output: %w", err)
 	}
-	a.printWarnings(out.Warnings)
-	if out.Commit == nil {
-		fmt.Fprintf(a.io.Out, "%s: nothing changed (no commit)\n", out.QueryName)
-		return nil
+	var commit *omnigraph.CommitInfo
+	if out.Commit != nil {
+		commit = &omnigraph.CommitInfo{ID: out.Commit.ID}
 	}
-	fmt.Fprintf(a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
-		out.QueryName, out.AffectedNodes, out.AffectedEdges, out.Branch, out.Commit.ID)
+	a.printChange(out.QueryName, out.Branch, out.AffectedNodes, out.AffectedEdges, commit, out.Warnings)
 	return nil
 }
 
@@ -297,9 +300,7 @@ func (a *app) servedLoad(cmd *cobra.Command, args []string, rc *remote.Client) e
 	var nodes, edges []json.RawMessage
 	_ = json.Unmarshal(out.Nodes, &nodes)
 	_ = json.Unmarshal(out.Edges, &edges)
-	fmt.Fprintf(a.io.Out, "loaded %s on branch %s with %s: %d entities across %d node types and %d edge types\n",
-		rc.URL(), out.Branch, out.Mode, out.TotalEntities, len(nodes), len(edges))
-	a.printWarnings(out.Warnings)
+	a.printLoad(rc.URL(), out.Branch, out.Mode, out.TotalEntities, len(nodes), len(edges), out.Warnings)
 	return nil
 }
 
@@ -498,12 +499,7 @@ func (a *app) servedOnly(cmd *cobra.Command) (*remote.Client, error) {
 }
 
 func (a *app) newQueriesCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "queries",
-		Short: "List stored queries (of a server's graph, or applied in a --cluster)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("queries", "List stored queries (of a server's graph, or applied in a --cluster)", "")
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -559,12 +555,7 @@ func (a *app) newQueriesCmd() *cobra.Command {
 }
 
 func (a *app) newGraphsCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "graphs",
-		Short: "List the graphs a server serves",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCmd("graphs", "List the graphs a server serves", "")
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",

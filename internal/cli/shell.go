@@ -308,13 +308,7 @@ func (s *shellSession) exec(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	s.a.printWarnings(res.Warnings)
-	if res.Commit == nil {
-		fmt.Fprintf(s.a.io.Out, "%s: nothing changed (no commit)\n", name)
-		return nil
-	}
-	fmt.Fprintf(s.a.io.Out, "%s: %d nodes and %d edges affected on branch %s, commit %s\n",
-		name, res.AffectedNodes, res.AffectedEdges, s.branch, res.Commit.ID)
+	s.a.printChange(name, s.branch, res.AffectedNodes, res.AffectedEdges, res.Commit, res.Warnings)
 	return nil
 }
 

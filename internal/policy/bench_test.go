@@ -6,14 +6,7 @@ import "testing"
 // (an allow with a scoped rule, and a deny), the cost every protected
 // request pays.
 func BenchmarkDecide(b *testing.B) {
-	f, err := Parse("base", []byte(basePolicy))
-	if err != nil {
-		b.Fatal(err)
-	}
-	bundle, err := CompileGraph("base", f, "knowledge")
-	if err != nil {
-		b.Fatal(err)
-	}
+	bundle := graphBundle(b, "base", basePolicy, "knowledge")
 	for _, c := range []struct {
 		name string
 		req  Request

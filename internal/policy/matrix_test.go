@@ -30,15 +30,8 @@ func TestPolicyMatrix(t *testing.T) {
 			fmt.Fprintf(&graph, "  - {id: %s-plain, allow: {actors: {group: plain}, actions: [%s]}}\n", a, a)
 		}
 	}
-	gf, err := Parse("graph", []byte(graph.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gb := graphBundle(t, "graph", graph.String(), "knowledge")
 	sf, err := Parse("server", []byte(server.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gb, err := CompileGraph("graph", gf, "knowledge")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,21 @@ rules:
       target_branch_scope: protected
 `
 
+// graphBundle parses src as the policy file name and compiles it for
+// graphID, failing tb on either error.
+func graphBundle(tb testing.TB, name, src, graphID string) *Bundle {
+	tb.Helper()
+	f, err := Parse(name, []byte(src))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := CompileGraph(name, f, graphID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
 func TestParseRejects(t *testing.T) {
 	cases := []struct {
 		name, src, want string
@@ -129,14 +144,7 @@ when { context.has_target_branch && context.target_branch_is_protected };
 }
 
 func TestDecideBasics(t *testing.T) {
-	f, err := Parse("base", []byte(basePolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := CompileGraph("base", f, "knowledge")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := graphBundle(t, "base", basePolicy, "knowledge")
 	cases := []struct {
 		name   string
 		req    Request
@@ -181,14 +189,7 @@ rules:
   - id: mid
     allow: {actors: {group: g}, actions: [read, export]}
 `
-	f, err := Parse("p", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := CompileGraph("p", f, "g1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := graphBundle(t, "p", src, "g1")
 	d, err := b.Decide(Request{Actor: "a", Action: Read, Branch: "x"})
 	if err != nil || !d.Allowed || d.RuleID != "alpha" {
 		t.Fatalf("decision %+v %v, want alpha", d, err)

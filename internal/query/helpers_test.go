@@ -5,17 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
-// testSchema is the spec §8 fixture plus extra types exercising the
-// remaining type rules (enums, lists, vectors, blobs, interfaces, search).
-const testSchema = `
-node Person { name: String @key  age: I32? }
-node Company { name: String @key }
-edge Knows: Person -> Person { since: Date? }
-edge WorksAt: Person -> Company
-
+// testSchema is the spec §8 fixture (fixture.SocialSchema) plus extra types
+// exercising the remaining type rules (enums, lists, vectors, blobs,
+// interfaces, search).
+const testSchema = fixture.SocialSchema + `
 interface Named { label: String }
 node Thing implements Named {
     code: String @key

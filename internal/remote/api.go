@@ -71,8 +71,7 @@ func (c *Client) Mutate(ctx context.Context, q ChangeRequest, ifCommit string) (
 	if ifCommit != "" {
 		path = "/mutate/if-graph-commit"
 	}
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodPost, path: path, ifCommit: ifCommit}, q, &out)
+	return c.callRaw(ctx, request{method: http.MethodPost, path: path, ifCommit: ifCommit}, q)
 }
 
 // InvokeRequest is the body of POST /queries/{name}.
@@ -90,14 +89,12 @@ func (c *Client) InvokeQuery(ctx context.Context, name string, in InvokeRequest,
 	if ifCommit != "" {
 		path += "/if-graph-commit"
 	}
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodPost, path: path, ifCommit: ifCommit}, in, &out)
+	return c.callRaw(ctx, request{method: http.MethodPost, path: path, ifCommit: ifCommit}, in)
 }
 
 // Queries lists the stored queries (raw `{queries:[…]}`).
 func (c *Client) Queries(ctx context.Context) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/queries"}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/queries"}, nil)
 }
 
 // Schema returns the accepted .pg source.
@@ -118,9 +115,7 @@ func (c *Client) LoadNDJSON(ctx context.Context, body io.Reader, branch, from, m
 			q.Set(k, v)
 		}
 	}
-	var out json.RawMessage
-	err := c.call(ctx, request{method: http.MethodPost, path: "/load/ndjson", query: q, body: body, ctype: "application/x-ndjson"}, nil, &out)
-	return out, err
+	return c.callRaw(ctx, request{method: http.MethodPost, path: "/load/ndjson", query: q, body: body, ctype: "application/x-ndjson"}, nil)
 }
 
 // ExportRequest is POST /export.
@@ -161,14 +156,12 @@ func (c *Client) CreateBranch(ctx context.Context, name, from string) (json.RawM
 	if from != "" {
 		in["from"] = from
 	}
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodPost, path: "/branches"}, in, &out)
+	return c.callRaw(ctx, request{method: http.MethodPost, path: "/branches"}, in)
 }
 
 // DeleteBranch deletes a branch (raw output).
 func (c *Client) DeleteBranch(ctx context.Context, name string) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodDelete, path: "/branches/" + url.PathEscape(name)}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodDelete, path: "/branches/" + url.PathEscape(name)}, nil)
 }
 
 // MergeRequest is POST /branches/merge.
@@ -180,38 +173,25 @@ type MergeRequest struct {
 
 // Merge merges source into target (raw output).
 func (c *Client) Merge(ctx context.Context, in MergeRequest) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodPost, path: "/branches/merge"}, in, &out)
+	return c.callRaw(ctx, request{method: http.MethodPost, path: "/branches/merge"}, in)
 }
 
 // Commits lists the commits of a branch, newest first (raw `{commits}`).
 func (c *Client) Commits(ctx context.Context, branch string) (json.RawMessage, error) {
-	q := url.Values{}
-	if branch != "" {
-		q.Set("branch", branch)
-	}
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/commits", query: q}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/commits", query: branchQuery(branch)}, nil)
 }
 
 // Commit returns one commit (raw CommitOutput).
 func (c *Client) Commit(ctx context.Context, id string) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/commits/" + url.PathEscape(id)}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/commits/" + url.PathEscape(id)}, nil)
 }
 
 // CommitChanges returns one page of a commit's changes (raw).
 func (c *Client) CommitChanges(ctx context.Context, id string, q url.Values) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/commits/" + url.PathEscape(id) + "/changes", query: q}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/commits/" + url.PathEscape(id) + "/changes", query: q}, nil)
 }
 
 // Snapshot returns the snapshot of a branch (raw SnapshotOutput).
 func (c *Client) Snapshot(ctx context.Context, branch string) (json.RawMessage, error) {
-	q := url.Values{}
-	if branch != "" {
-		q.Set("branch", branch)
-	}
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/snapshot", query: q}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/snapshot", query: branchQuery(branch)}, nil)
 }

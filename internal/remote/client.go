@@ -162,6 +162,22 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	return resp, nil
 }
 
+// callRaw is call keeping the response verbatim.
+func (c *Client) callRaw(ctx context.Context, r request, in any) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := c.call(ctx, r, in, &out)
+	return out, err
+}
+
+// branchQuery is the ?branch= of a read that defaults to main ("" sends none).
+func branchQuery(branch string) url.Values {
+	q := url.Values{}
+	if branch != "" {
+		q.Set("branch", branch)
+	}
+	return q
+}
+
 // call sends a JSON body (nil = none) and decodes a JSON response into out
 // (a json.RawMessage keeps it verbatim).
 func (c *Client) call(ctx context.Context, r request, in, out any) error {

@@ -12,8 +12,7 @@ import (
 // parameters (branch, cursor, start, page_token, limit, kind, type, op,
 // max_commits).
 func (c *Client) PollChanges(ctx context.Context, q url.Values) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodGet, path: "/changes", query: q}, nil, &out)
+	return c.callRaw(ctx, request{method: http.MethodGet, path: "/changes", query: q}, nil)
 }
 
 // DiffSide names one side of a diff: a branch head or a commit revision.
@@ -31,6 +30,5 @@ type DiffRequest struct {
 
 // Diff lists the entities that differ between two targets (raw DiffOutput).
 func (c *Client) Diff(ctx context.Context, in DiffRequest) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, request{method: http.MethodPost, path: "/diff"}, in, &out)
+	return c.callRaw(ctx, request{method: http.MethodPost, path: "/diff"}, in)
 }

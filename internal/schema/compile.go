@@ -669,11 +669,20 @@ func (b *builder) checkCols(o owner, c resolved, props []*Property, rule func(*P
 	return true
 }
 
+// constraintProp finds the one property a @range or @check names,
+// reporting an unknown one.
+func (b *builder) constraintProp(typeName string, c resolved, props []*Property) (*Property, bool) {
+	p, ok := findProp(props, c.cols[0])
+	if !ok {
+		b.errorf(c.span, "@%s on %s references unknown property '%s'", c.name, typeName, c.cols[0])
+	}
+	return p, ok
+}
+
 func (b *builder) rangeConstraint(typeName string, c resolved, props []*Property) (RangeConstraint, bool) {
 	col := c.cols[0]
-	p, ok := findProp(props, col)
+	p, ok := b.constraintProp(typeName, c, props)
 	if !ok {
-		b.errorf(c.span, "@range on %s references unknown property '%s'", typeName, col)
 		return RangeConstraint{}, false
 	}
 	if !p.Type.IsNumeric() {
@@ -695,9 +704,8 @@ func (b *builder) rangeConstraint(typeName string, c resolved, props []*Property
 
 func (b *builder) checkConstraint(typeName string, c resolved, props []*Property) (CheckConstraint, bool) {
 	col := c.cols[0]
-	p, ok := findProp(props, col)
+	p, ok := b.constraintProp(typeName, c, props)
 	if !ok {
-		b.errorf(c.span, "@check on %s references unknown property '%s'", typeName, col)
 		return CheckConstraint{}, false
 	}
 	if p.Type.Kind != KindString {

@@ -174,10 +174,17 @@ func (p *parser) decl() *declAST {
 	return nil
 }
 
-func (p *parser) interfaceDecl() *declAST {
-	d := &declAST{kind: declInterface, span: tokSpan(p.tok)}
+// declHead starts a declaration at its keyword: the keyword's span and
+// the type name after it (what names it, for the error when it is missing).
+func (p *parser) declHead(kind declKind, what string) *declAST {
+	d := &declAST{kind: kind, span: tokSpan(p.tok)}
 	p.next()
-	d.name = p.typeName("interface name")
+	d.name = p.typeName(what)
+	return d
+}
+
+func (p *parser) interfaceDecl() *declAST {
+	d := p.declHead(declInterface, "interface name")
 	if p.tok.kind == tAt {
 		p.fail(tokSpan(p.tok), "interfaces take no annotations; annotate their properties instead")
 	}
@@ -187,9 +194,7 @@ func (p *parser) interfaceDecl() *declAST {
 }
 
 func (p *parser) nodeDecl() *declAST {
-	d := &declAST{kind: declNode, span: tokSpan(p.tok)}
-	p.next()
-	d.name = p.typeName("node type name")
+	d := p.declHead(declNode, "node type name")
 	d.annotations = p.headerAnnotations()
 	if p.isWord("implements") {
 		p.next()
@@ -213,9 +218,7 @@ func (p *parser) nodeDecl() *declAST {
 }
 
 func (p *parser) edgeDecl() *declAST {
-	d := &declAST{kind: declEdge, span: tokSpan(p.tok)}
-	p.next()
-	d.name = p.typeName("edge type name")
+	d := p.declHead(declEdge, "edge type name")
 	p.expect(tColon, "':'")
 	d.from = p.typeName("source node type")
 	p.expect(tArrow, "'->'")

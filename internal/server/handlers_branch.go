@@ -107,6 +107,14 @@ func (s *Server) handleGetCommit(c *call) (*plan, error) {
 
 func changeOutput(ch omnigraph.Change) EntityChangeOutput {
 	o := EntityChangeOutput{Kind: ch.Kind, Type: ChangeTypeOutput{ID: ch.TypeKey(), Name: ch.Type}, ID: ch.ID, Op: ch.Op}
+	o.Before, o.After = ChangeImages(ch)
+	return o
+}
+
+// ChangeImages renders a change's before and after images as their wire
+// shape (nil where the entity did not exist; an edge's carry its
+// endpoints): the server's change pages and the CLI's --json changes.
+func ChangeImages(ch omnigraph.Change) (before, after *ChangeImageOutput) {
 	image := func(props map[string]any, src, dst string) *ChangeImageOutput {
 		if props == nil {
 			return nil
@@ -118,6 +126,5 @@ func changeOutput(ch omnigraph.Change) EntityChangeOutput {
 		return img
 	}
 	bsrc, bdst := ch.BeforeEndpoints()
-	o.Before, o.After = image(ch.Before, bsrc, bdst), image(ch.After, ch.Src, ch.Dst)
-	return o
+	return image(ch.Before, bsrc, bdst), image(ch.After, ch.Src, ch.Dst)
 }

@@ -180,16 +180,7 @@ func (s *Server) handleQuery(c *call) (*plan, error) {
 	if err := c.decodeJSON(&req, false); err != nil {
 		return nil, err
 	}
-	if req.Query == "" {
-		return nil, badRequest("field 'query' is required")
-	}
-	t, branch, err := readTarget(req.Branch, req.Snapshot)
-	if err != nil {
-		return nil, err
-	}
-	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
-		return c.readQuery(t, req.Query, deref(req.Name), req.Params, false)
-	}}, nil
+	return c.readPlan(req, "query", false)
 }
 
 func (s *Server) handleLegacyRead(c *call) (*plan, error) {
@@ -197,15 +188,23 @@ func (s *Server) handleLegacyRead(c *call) (*plan, error) {
 	if err := c.decodeJSON(&req, false); err != nil {
 		return nil, err
 	}
-	if req.QuerySource == "" {
-		return nil, badRequest("field 'query_source' is required")
+	return c.readPlan(QueryRequest{Query: req.QuerySource, Name: req.QueryName, Params: req.Params, Branch: req.Branch, Snapshot: req.Snapshot},
+		"query_source", true)
+}
+
+// readPlan is the plan of an ad-hoc read, POST /query or the legacy
+// POST /read (whose body names the source field, and whose result keeps
+// the legacy shape).
+func (c *call) readPlan(req QueryRequest, sourceField string, legacy bool) (*plan, error) {
+	if req.Query == "" {
+		return nil, badRequest("field '%s' is required", sourceField)
 	}
 	t, branch, err := readTarget(req.Branch, req.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	return &plan{checks: []check{{action: ActionRead, branch: branch}}, run: func() error {
-		return c.readQuery(t, req.QuerySource, deref(req.QueryName), req.Params, true)
+		return c.readQuery(t, req.Query, deref(req.Name), req.Params, legacy)
 	}}, nil
 }
 

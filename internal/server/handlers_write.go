@@ -119,7 +119,9 @@ func (c *call) loadChecks(branch, from string) ([]check, error) {
 	return checks, nil
 }
 
-func sortedCounts(m map[string]int64) []GraphBatchDeclarationOutput {
+// LoadCounts renders a load's per-type entity counts as their wire shape,
+// sorted by type name: the server's load results and the CLI's --json load.
+func LoadCounts(m map[string]int64) []GraphBatchDeclarationOutput {
 	out := make([]GraphBatchDeclarationOutput, 0, len(m))
 	for k, v := range m {
 		out = append(out, GraphBatchDeclarationOutput{Name: k, EntitiesLoaded: v})
@@ -192,7 +194,7 @@ func (s *Server) handleLoadNDJSON(c *call) (*plan, error) {
 // created from, if asked).
 func (c *call) loadOutput(res *omnigraph.LoadResult, from string) GraphBatchLoadOutput {
 	return GraphBatchLoadOutput{Branch: res.Branch, BaseBranch: strPtr(from),
-		BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: sortedCounts(res.Nodes), Edges: sortedCounts(res.Edges),
+		BranchCreated: res.BranchCreated, Mode: string(res.Mode), Nodes: LoadCounts(res.Nodes), Edges: LoadCounts(res.Edges),
 		TotalEntities: res.Total, ActorID: strPtr(c.actor), Commit: commitOutputPtr(res.Commit), Warnings: res.Warnings}
 }
 

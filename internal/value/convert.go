@@ -282,6 +282,22 @@ func convert(src Source, name string, t schema.Type, raw any) (any, error) {
 		}
 		return text, nil
 	}
+	// ticks reads a Date or DateTime given as a number: integer days or
+	// milliseconds in a bits-wide signed range (its text form is a string).
+	ticks := func(bits int) (int64, error) {
+		if _, ok := numberText(raw); !ok {
+			return 0, wrongType("string")
+		}
+		text, err := integer()
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.ParseInt(text, 10, bits)
+		if err != nil {
+			return 0, fail("value %s exceeds %s range", text, rangeName(t.Kind))
+		}
+		return n, nil
+	}
 	switch t.Kind {
 	case schema.KindString, schema.KindEnum:
 		s, ok := raw.(string)
@@ -338,16 +354,9 @@ func convert(src Source, name string, t schema.Type, raw any) (any, error) {
 			}
 			return d, nil
 		}
-		if _, ok := numberText(raw); !ok {
-			return nil, wrongType("string")
-		}
-		text, err := integer()
+		n, err := ticks(32)
 		if err != nil {
 			return nil, err
-		}
-		n, err := strconv.ParseInt(text, 10, 32)
-		if err != nil {
-			return nil, fail("value %s exceeds %s range", text, rangeName(t.Kind))
 		}
 		return int32(n), nil
 	case schema.KindDateTime:
@@ -362,16 +371,9 @@ func convert(src Source, name string, t schema.Type, raw any) (any, error) {
 			}
 			return ms, nil
 		}
-		if _, ok := numberText(raw); !ok {
-			return nil, wrongType("string")
-		}
-		text, err := integer()
+		n, err := ticks(64)
 		if err != nil {
 			return nil, err
-		}
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			return nil, fail("value %s exceeds %s range", text, rangeName(t.Kind))
 		}
 		return n, nil
 	case schema.KindVector:
