@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -163,12 +162,10 @@ func TestCleanupGrace(t *testing.T) {
 	maintHistory(t, g, 0, 4)
 	prev := engSnap(t, g, "main").head
 	// A failed write leaves unreferenced objects behind.
-	disable := failpoint.Enable(FPBeforePublish, failpoint.Error)
-	_, err := g.Load(ctx, strings.NewReader(maintRow(4)), LoadRequest{Mode: LoadAppend})
-	disable()
-	if !errors.Is(err, failpoint.ErrInjected) {
-		t.Fatal(err)
-	}
+	injectFailure(t, FPBeforePublish, "load", func() error {
+		_, err := g.Load(ctx, strings.NewReader(maintRow(4)), LoadRequest{Mode: LoadAppend})
+		return err
+	})
 	maintHistory(t, g, 4, 5) // prev is no longer the head
 	res, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
 	if err != nil {
@@ -299,12 +296,10 @@ func TestCleanupCrashPoints(t *testing.T) {
 		t.Run(fp, func(t *testing.T) {
 			g, st, _, _ := cleanupGraph(t)
 			want := maintContent(t, g, Target{Branch: "feature"})
-			disable := failpoint.Enable(fp, failpoint.Error)
-			_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
-			disable()
-			if !errors.Is(err, failpoint.ErrInjected) {
-				t.Fatalf("err = %v", err)
-			}
+			injectFailure(t, fp, "cleanup", func() error {
+				_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
+				return err
+			})
 			h, err := Open(ctx, st, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -98,10 +98,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 					if b == "" {
 						continue
 					}
-					snap, err := g.Resolve(ctx, Target{Branch: b})
-					if err != nil {
-						t.Fatal(err)
-					}
+					snap := resolve(t, g, Target{Branch: b})
 					for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
 						st, err := snap.State(ctx, tk)
 						if err != nil {
@@ -163,10 +160,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 			if derived == 0 || shared == 0 {
 				t.Fatalf("derived %d images, %d extended in place: the test is vacuous", derived, shared)
 			}
-			snap, err := g.Resolve(ctx, Target{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			snap := resolve(t, g, Target{})
 			st, err := snap.State(ctx, snapshot.NodeKey("Person"))
 			if err != nil {
 				t.Fatal(err)

@@ -43,23 +43,7 @@ query del_co($name: String) { delete Company where name = $name }
 func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 	t.Helper()
 	ctx := context.Background()
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { engCheck(t, st) })
-	rng := rand.New(rand.NewPCG(7, 8))
-	var bulk strings.Builder
-	for i := range 30 {
-		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
-	}
-	for range 50 {
-		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(30), rng.IntN(30))
-	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	g, _, _ := peopleGraph(t, o, 7, 30, 50)
 	step := func(rng *rand.Rand) {
 		name, other := fmt.Sprintf("n%d", rng.IntN(32)), fmt.Sprintf("n%d", rng.IntN(32))
 		var q string
@@ -81,6 +65,31 @@ func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 		_, _ = g.Mutate(ctx, "main", lookupPlan(t, g, q), params, MutateOptions{})
 	}
 	return g, step
+}
+
+// peopleGraph initializes a graph of engSchema with options o on an
+// in-memory store (checked after the test) and bulk-loads persons n0…
+// (age i) and knows random Knows edges among them, drawn from a source
+// seeded by seed, which it returns for the test's further draws.
+func peopleGraph(t *testing.T, o Options, seed uint64, persons, knows int) (*Graph, storage.Store, *rand.Rand) {
+	t.Helper()
+	ctx := context.Background()
+	st := storage.NewMem()
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engCheck(t, st) })
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	var bulk strings.Builder
+	for i := range persons {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
+	}
+	for range knows {
+		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(persons), rng.IntN(persons))
+	}
+	appendJSONL(t, g, bulk.String())
+	return g, st, rng
 }
 
 func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
@@ -111,10 +120,7 @@ func TestFragSetMatchesImage(t *testing.T) {
 			seen := map[string]bool{"absent": true} // every id ever committed: deleted ones are probed too
 			for s := range 50 {
 				step(rng)
-				snap, err := g.Resolve(ctx, Target{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := resolve(t, g, Target{})
 				for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
 					st, err := snap.State(ctx, tk)
 					if err != nil {
@@ -171,10 +177,7 @@ func TestMatchingNodesKeyPath(t *testing.T) {
 	keyHits := 0
 	for s := range 60 {
 		step(rng)
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, g, Target{})
 		for range 4 {
 			q := names[rng.IntN(len(names))]
 			params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(32)), "other": fmt.Sprintf("n%d", rng.IntN(32)), "age": rng.IntN(90)}

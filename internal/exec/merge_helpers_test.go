@@ -99,6 +99,17 @@ func (h *bh) branch(name, from string) {
 	}
 }
 
+// reopen returns a harness on a new handle over the same store and
+// queries: the graph as a new process sees it.
+func (h *bh) reopen() *bh {
+	h.t.Helper()
+	g, err := Open(h.ctx, h.st, Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &bh{t: h.t, g: g, st: h.st, qs: h.qs, ctx: h.ctx}
+}
+
 func (h *bh) head(branch string) string {
 	h.t.Helper()
 	return engSnap(h.t, h.g, branch).head
@@ -107,14 +118,7 @@ func (h *bh) head(branch string) string {
 // nodes returns "id=prop" (or ids when prop is "") of a node type at t, sorted.
 func (h *bh) nodes(t Target, typ, prop string) []string {
 	h.t.Helper()
-	snap, err := h.g.Resolve(h.ctx, t)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	nt, err := snap.Nodes(h.ctx, typ)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	_, nt := nodesAt(h.t, h.g, t, typ)
 	var out []string
 	for i, id := range nt.IDs {
 		s := id
@@ -130,20 +134,7 @@ func (h *bh) nodes(t Target, typ, prop string) []string {
 // edges returns "src>dst" of an edge type at t, sorted.
 func (h *bh) edges(t Target, typ string) []string {
 	h.t.Helper()
-	snap, err := h.g.Resolve(h.ctx, t)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	et, err := snap.Edges(h.ctx, typ)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var out []string
-	for i := range et.IDs {
-		out = append(out, et.Src[i]+">"+et.Dst[i])
-	}
-	slices.Sort(out)
-	return out
+	return engEdgesAt(h.t, h.g, t, typ)
 }
 
 // ttState renders a branch in the truth table's notation: P persons, K

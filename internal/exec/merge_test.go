@@ -40,11 +40,7 @@ func TestMergeOutcomes(t *testing.T) {
 			res.Commit.Parent != mh || res.Commit.MergedParent != fh || res.Commit.Actor != "merger" {
 			t.Fatalf("got %+v; want a fast-forward commit on main with parents %s, %s", res.Commit, mh, fh)
 		}
-		h2, err := Open(h.ctx, h.st, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := (&bh{t: t, g: h2, ctx: h.ctx}).nodes(Target{}, "Person", ""); !slices.Contains(got, "Eve") {
+		if got := h.reopen().nodes(Target{}, "Person", ""); !slices.Contains(got, "Eve") {
 			t.Fatalf("Eve missing after reopen: %v", got)
 		}
 		if again := h.merge("feature", "main"); again.Outcome != MergeAlreadyUpToDate || again.Commit != nil {
