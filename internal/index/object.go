@@ -29,3 +29,29 @@ func getObject[X any](ctx context.Context, st storage.Store, key string, decode 
 	}
 	return decode(key, data)
 }
+
+// isV1 reports whether b starts an index object of format version 1 under
+// magic: one encoded whole, from before ranged reads existed.
+func isV1(b []byte, magic string) bool {
+	return len(b) >= 8 && string(b[:4]) == magic && b[4] == 1
+}
+
+// readFront reads the first n bytes of index object key for a ranged
+// open. A version-1 object has no front to read by range: readFront then
+// returns the whole object (a second read when it is larger than n) and v1
+// true.
+func readFront(ctx context.Context, st storage.Store, key string, n int, magic string) (b []byte, v1 bool, err error) {
+	b, err = st.GetRange(ctx, key, 0, int64(n))
+	if err != nil {
+		return nil, false, fmt.Errorf("index: read %s: %w", key, err)
+	}
+	if !isV1(b, magic) {
+		return b, false, nil
+	}
+	if len(b) == n {
+		if b, _, err = st.Get(ctx, key); err != nil {
+			return nil, false, fmt.Errorf("index: read %s: %w", key, err)
+		}
+	}
+	return b, true, nil
+}

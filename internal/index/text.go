@@ -541,7 +541,7 @@ func parseTextDL(key string, h *textHeader, c0 int, b []byte, fn func(row int, d
 // 2), checking every checksum and bound: failures are *table.CorruptError
 // or *table.VersionError.
 func DecodeText(key string, b []byte) (*TextIndex, error) {
-	if len(b) >= 8 && string(b[:4]) == textMagic && b[4] == 1 {
+	if isV1(b, textMagic) {
 		return decodeTextV1(key, b)
 	}
 	h, err := parseTextHeader(key, b)

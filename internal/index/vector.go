@@ -426,7 +426,7 @@ func parseVecList(key string, h *vecHeader, at, n int, b []byte) (offs []int32, 
 // DecodeVector parses a vector index object read from key (version 1 or
 // 2), checking every checksum and bound, and that no row has two slots.
 func DecodeVector(key string, b []byte) (*VectorIndex, error) {
-	if len(b) >= 8 && string(b[:4]) == vecMagic && b[4] == 1 {
+	if isV1(b, vecMagic) {
 		return decodeVectorV1(key, b)
 	}
 	h, err := parseVecHeader(key, b)
