@@ -38,8 +38,7 @@ func TestMergeCrashPoints(t *testing.T) {
 	}
 	for _, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
-			h := fixtureBH(t)
-			h.branch("feature", "")
+			h := featureBH(t)
 			h.mut("feature", "age", map[string]any{"name": "Alice", "age": 31})
 			h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 			want := [2][]string{oldMerged, newMerged}

@@ -159,8 +159,7 @@ func TestApplyAddNullableReadsNoData(t *testing.T) {
 // three-way merge across different schemas is refused naming the change;
 // a fast-forward adopts the source's schema.
 func TestApplyBranches(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	old := h.schemaSrc("main")
 	if _, err := h.g.ApplySchema(h.ctx, evRenameAdd, SchemaApplyOptions{Branch: "feature"}); err != nil {
 		t.Fatal(err)
