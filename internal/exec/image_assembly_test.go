@@ -42,15 +42,8 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 		_, _ = g.Mutate(ctx, "main", engPlan(t, g, plans[op]), params, MutateOptions{})
 		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
-			state, err := snap.State(ctx, tk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range state.Fragments() {
-				if f.DV != "" {
-					dvs++
-				}
-			}
+			state, n := stateWithDVs(t, snap, tk)
+			dvs += n
 			probe := make([]string, 27)
 			for i := range probe {
 				probe[i] = fmt.Sprintf("n%d", i)

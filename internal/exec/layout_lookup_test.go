@@ -113,7 +113,6 @@ func TestFragSetMatchesImage(t *testing.T) {
 		{"auto-compaction", Options{CompactTargetRows: 8}},
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
-			ctx := context.Background()
 			g, step := lookupGraph(t, cfg.o)
 			rng := rand.New(rand.NewPCG(11, 12))
 			dvs := 0
@@ -122,15 +121,8 @@ func TestFragSetMatchesImage(t *testing.T) {
 				step(rng)
 				snap := resolve(t, g, Target{})
 				for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
-					st, err := snap.State(ctx, tk)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, f := range st.Fragments() {
-						if f.DV != "" {
-							dvs++
-						}
-					}
+					st, n := stateWithDVs(t, snap, tk)
+					dvs += n
 					checkFragSet(t, snap, st, tk, fmt.Sprintf("step %d %s", s, tk), rng, seen)
 				}
 			}
@@ -139,6 +131,23 @@ func TestFragSetMatchesImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stateWithDVs reads table state tk of snap and counts its fragments
+// with a deletion vector.
+func stateWithDVs(t *testing.T, snap *snapshot.Snapshot, tk string) (*table.State, int) {
+	t.Helper()
+	st, err := snap.State(context.Background(), tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range st.Fragments() {
+		if f.DV != "" {
+			n++
+		}
+	}
+	return st, n
 }
 
 func checkFragSet(t *testing.T, snap *snapshot.Snapshot, st *table.State, tk, where string, rng *rand.Rand, seen map[string]bool) {
