@@ -433,26 +433,20 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 				locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
 			}
 		}
-		return liveInOrder(ctx, r, f, locs, func(l RowLoc) int64 { return l.Offset })
+		if len(locs) == 0 {
+			return nil, nil
+		}
+		// The deletion vector is fetched only for a fragment with hits.
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if del != nil {
+			locs = slices.DeleteFunc(locs, func(l RowLoc) bool { return del.has(l.Offset) })
+		}
+		slices.SortFunc(locs, func(a, b RowLoc) int { return int(a.Offset - b.Offset) })
+		return locs, nil
 	})
-}
-
-// liveInOrder drops the index hits of fragment f that its deletion vector
-// hides and sorts the rest by offset. The deletion vector is fetched only
-// for a fragment with hits.
-func liveInOrder[T any](ctx context.Context, r *Reader, f Fragment, hits []T, offset func(T) int64) ([]T, error) {
-	if len(hits) == 0 {
-		return nil, nil
-	}
-	del, err := r.deleted(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	if del != nil {
-		hits = slices.DeleteFunc(hits, func(h T) bool { return del.has(offset(h)) })
-	}
-	slices.SortFunc(hits, func(a, b T) int { return int(offset(a) - offset(b)) })
-	return hits, nil
 }
 
 // fetchConcurrency bounds the fragments one lookup reads at once. On a
@@ -568,7 +562,18 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 				es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})
 			}
 		}
-		return liveInOrder(ctx, r, f, es, func(e Edge) int64 { return e.Offset })
+		if len(es) == 0 {
+			return nil, nil
+		}
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if del != nil {
+			es = slices.DeleteFunc(es, func(e Edge) bool { return del.has(e.Offset) })
+		}
+		slices.SortFunc(es, func(a, b Edge) int { return int(a.Offset - b.Offset) })
+		return es, nil
 	})
 }
 
