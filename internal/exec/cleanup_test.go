@@ -228,49 +228,47 @@ func TestCleanupRacingWriters(t *testing.T) {
 	errs := make(chan error, 8)
 	stop := make(chan struct{})
 	branches := []string{"main", "feature", "other"}
-	for _, b := range branches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	// onHandle runs body in a goroutine of wg on a handle of its own (as
+	// another process would), sending a failure to open or body's error
+	// to errs.
+	onHandle := func(wg *sync.WaitGroup, body func(h *Graph) error) {
+		wg.Go(func() {
 			h, err := Open(ctx, st, Options{Now: g.now})
+			if err == nil {
+				err = body(h)
+			}
 			if err != nil {
 				errs <- err
-				return
 			}
+		})
+	}
+	for _, b := range branches {
+		onHandle(&wg, func(h *Graph) error {
 			for i := range 12 {
 				line := fmt.Sprintf(`{"type":"Company","data":{"name":"race-%s-%d"}}`, b, i)
 				if _, err := h.Load(ctx, strings.NewReader(line), LoadRequest{Branch: b, Mode: LoadAppend}); err != nil {
-					errs <- fmt.Errorf("writer %s: %w", b, err)
-					return
+					return fmt.Errorf("writer %s: %w", b, err)
 				}
 			}
-		}()
+			return nil
+		})
 	}
 	var mwg sync.WaitGroup
-	mwg.Add(1)
-	go func() {
-		defer mwg.Done()
-		h, err := Open(ctx, st, Options{Now: g.now})
-		if err != nil {
-			errs <- err
-			return
-		}
+	onHandle(&mwg, func(h *Graph) error {
 		for {
 			select {
 			case <-stop:
-				return
+				return nil
 			default:
 			}
 			if _, err := h.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true}); err != nil {
-				errs <- fmt.Errorf("cleanup: %w", err)
-				return
+				return fmt.Errorf("cleanup: %w", err)
 			}
 			if _, err := h.Optimize(ctx, ""); err != nil {
-				errs <- fmt.Errorf("optimize: %w", err)
-				return
+				return fmt.Errorf("optimize: %w", err)
 			}
 		}
-	}()
+	})
 	wg.Wait()
 	close(stop)
 	mwg.Wait()
