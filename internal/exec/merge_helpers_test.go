@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -31,17 +32,10 @@ query age($name: String, $age: I32) { update Person set { age: $age } where name
 `
 
 // ttSchema and ttData are the merge truth table's setup (spec/engine.md §3.6).
-const ttSchema = `
-node Person { name: String @key  age: I32? }
-edge Knows: Person -> Person
-`
-
-const ttData = `{"type":"Person","data":{"name":"Alice","age":30}}
-{"type":"Person","data":{"name":"Bob","age":25}}
-{"type":"Person","data":{"name":"Carol","age":40}}
-{"type":"Person","data":{"name":"Dan","age":50}}
-{"edge":"Knows","from":"Bob","to":"Carol"}
-`
+const (
+	ttSchema = fixture.TruthSchema
+	ttData   = fixture.TruthData
+)
 
 // newBH initializes a graph with schema, loads data (overwrite) if given,
 // and compiles queries (bhQueries when empty).
