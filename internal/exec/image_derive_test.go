@@ -20,13 +20,7 @@ import (
 // earlier still holds exactly what it held then — appending in place into
 // shared backing arrays must never change rows an older image can see.
 func TestDerivedImageMatchesAssembly(t *testing.T) {
-	for _, cfg := range []struct {
-		name string
-		o    Options
-	}{
-		{"auto-compaction", Options{CompactTargetRows: 8}},
-		{"no-compaction", Options{NoAutoCompact: true}},
-	} {
+	for _, cfg := range compactionModes {
 		t.Run(cfg.name, func(t *testing.T) {
 			ctx := context.Background()
 			g, _ := lookupGraph(t, cfg.o)

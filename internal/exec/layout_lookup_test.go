@@ -97,6 +97,17 @@ func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
 	return headPlan(t, g, lookupQueries, name)
 }
 
+// compactionModes are the two write layouts the image and lookup tests
+// run under: every write a fragment of its own (deletion vectors pile
+// up), and automatic compaction into 8-row fragments.
+var compactionModes = []struct {
+	name string
+	o    Options
+}{
+	{"no-compaction", Options{NoAutoCompact: true}},
+	{"auto-compaction", Options{CompactTargetRows: 8}},
+}
+
 // TestFragSetMatchesImage pins every fragment-index lookup of the write
 // path against the reference it replaced, after random writes that leave
 // tables with several fragments and deletion vectors: locate/imageRow and
@@ -105,13 +116,7 @@ func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
 // decode; committedRows against the id-column scan table.Delete runs; the
 // layout's key-canonical check against the per-image one.
 func TestFragSetMatchesImage(t *testing.T) {
-	for _, cfg := range []struct {
-		name string
-		o    Options
-	}{
-		{"no-compaction", Options{NoAutoCompact: true}},
-		{"auto-compaction", Options{CompactTargetRows: 8}},
-	} {
+	for _, cfg := range compactionModes {
 		t.Run(cfg.name, func(t *testing.T) {
 			g, step := lookupGraph(t, cfg.o)
 			rng := rand.New(rand.NewPCG(11, 12))
