@@ -2,11 +2,13 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // putObject stores data as a fresh index object <prefix>/index/<ulid>.<ext>
@@ -54,4 +56,23 @@ func readFront(ctx context.Context, st storage.Store, key string, n int, magic s
 		}
 	}
 	return b, true, nil
+}
+
+// checkHead checks the fixed head of a version-2 index object of kind
+// ("full-text index", "vector index"): its magic, its version, its length
+// (head bytes, the last four a checksum of the rest) and that checksum.
+func checkHead(key string, b []byte, kind, magic string, version, head int) error {
+	if len(b) < 8 || string(b[:4]) != magic {
+		return &table.CorruptError{Key: key, Offset: 0, Reason: "bad " + kind + " magic"}
+	}
+	if int(b[4]) != version {
+		return &table.VersionError{Key: key, Kind: kind, Got: int(b[4]), Want: version}
+	}
+	if len(b) < head {
+		return &table.CorruptError{Key: key, Offset: 0, Reason: "truncated " + kind + " header"}
+	}
+	if crc(b[:head-4]) != binary.LittleEndian.Uint32(b[head-4:]) {
+		return &table.CorruptError{Key: key, Offset: int64(head - 4), Reason: kind + " header checksum mismatch"}
+	}
+	return nil
 }
