@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -73,10 +74,16 @@ func TestDenseReadsMatchImages(t *testing.T) {
 	g, st, rng := readTestGraph(t, denseSchema, 11)
 	const batch, cities = 2000, 7
 	for k := range 3 {
-		appendJSONL(t, g, denseGraph(rng, k*batch, batch, cities))
+		if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, k*batch, batch, cities)), LoadRequest{Mode: LoadAppend}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	del := headPlan(t, g, denseWrites, "del_p")
-	setAge := headPlan(t, g, denseWrites, "set_age")
+	wf, err := query.Compile(g.catalog0(t), "w.gq", denseWrites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, _ := wf.Query("del_p")
+	setAge, _ := wf.Query("set_age")
 	for i := range 25 {
 		if _, err := g.Mutate(ctx, "main", del, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(3*batch))}, MutateOptions{}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -84,6 +85,12 @@ func TestPartialReadsMatchFull(t *testing.T) {
 			}
 		}
 	}
+}
+
+// catalog0 is the catalog of the head commit.
+func (g *Graph) catalog0(t *testing.T) *schema.Catalog {
+	t.Helper()
+	return resolve(t, g, Target{}).Catalog()
 }
 
 // readFreshAndFull runs p with params on the reference handle full and on
