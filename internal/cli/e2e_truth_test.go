@@ -8,22 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
 // The merge truth table of spec/engine.md §3.6, run through the binary: for
 // each (source op, target op) the merge outcome, or the single conflict, and
 // main's state afterwards.
 
-const truthSchema = `node Person { name: String @key  age: I32? }
-edge Knows: Person -> Person
-`
-
-const truthData = `{"type":"Person","data":{"name":"Alice","age":30}}
-{"type":"Person","data":{"name":"Bob","age":25}}
-{"type":"Person","data":{"name":"Carol","age":40}}
-{"type":"Person","data":{"name":"Dan","age":50}}
-{"edge":"Knows","from":"Bob","to":"Carol"}
-`
+// truthSchema and truthData are the table's setup, shared with the engine's
+// merge tests.
+const (
+	truthSchema = fixture.TruthSchema
+	truthData   = fixture.TruthData
+)
 
 // truthOps are the mutations of one op, each a separate commit.
 // In addNode×addNode the source inserts Eve aged 21 and the target 22; in

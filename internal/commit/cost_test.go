@@ -78,13 +78,7 @@ func TestCostIndependentOfHistory(t *testing.T) {
 func TestColdResolveCost(t *testing.T) {
 	ctx := context.Background()
 	mem := storage.NewMem()
-	w, h := initGraph(t, mem)
-	for i := range 50 {
-		var err error
-		if h, _, err = publishOne(ctx, w, h, "node:Person", i); err != nil {
-			t.Fatal(err)
-		}
-	}
+	historyGraph(t, mem, 50)
 	cs := storage.NewCounting(mem)
 	r, err := Open(ctx, cs, Options{})
 	if err != nil {

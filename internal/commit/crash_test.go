@@ -186,15 +186,7 @@ func checkAfterCrash(t *testing.T, st storage.Store, old Head, p crashPoint) {
 		t.Fatal(err)
 	}
 	for _, b := range branches {
-		h, err := r.Head(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, err := r.Log(ctx, h.Commit, LogOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range log {
+		for _, c := range branchLog(t, r, b) {
 			reachable[c.ID] = true
 		}
 	}

@@ -129,6 +129,20 @@ func publishOne(ctx context.Context, r *Repo, base Head, table string, n int) (H
 	})
 }
 
+// historyGraph initialises a graph in st and publishes n writes on main
+// (publishOne with rows 0 … n-1); it returns the repo and main's head.
+func historyGraph(t testing.TB, st storage.Store, n int) (*Repo, Head) {
+	t.Helper()
+	r, h := initGraph(t, st)
+	for i := range n {
+		var err error
+		if h, _, err = publishOne(context.Background(), r, h, "node:Person", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, h
+}
+
 // oneWrite initialises a graph in st and publishes one write on main
 // (publishOne); it returns the repo, the new head and its commit.
 func oneWrite(t testing.TB, st storage.Store) (*Repo, Head, *Commit) {
@@ -141,9 +155,8 @@ func oneWrite(t testing.TB, st storage.Store) (*Repo, Head, *Commit) {
 	return r, h, c
 }
 
-// firstParentChain returns the first-parent chain from the head of branch,
-// newest first, checking every commit has exactly one parent except genesis.
-func linearChain(t testing.TB, r *Repo, branch string) []*Commit {
+// branchLog returns the log from the head of branch, newest first.
+func branchLog(t testing.TB, r *Repo, branch string) []*Commit {
 	t.Helper()
 	ctx := context.Background()
 	h, err := r.Head(ctx, branch)
@@ -154,6 +167,14 @@ func linearChain(t testing.TB, r *Repo, branch string) []*Commit {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return log
+}
+
+// linearChain returns the first-parent chain from the head of branch,
+// newest first, checking every commit has exactly one parent except genesis.
+func linearChain(t testing.TB, r *Repo, branch string) []*Commit {
+	t.Helper()
+	log := branchLog(t, r, branch)
 	for i, c := range log {
 		last := i == len(log)-1
 		if last && len(c.Parents) != 0 || !last && (len(c.Parents) != 1 || c.Parents[0] != log[i+1].ID) {

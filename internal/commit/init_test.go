@@ -3,6 +3,7 @@ package commit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"testing"
@@ -121,20 +122,34 @@ func TestInitInterrupted(t *testing.T) {
 			if !errors.Is(err, failpoint.ErrInjected) {
 				t.Fatalf("init err %v", err)
 			}
-			if _, err := Open(ctx, mem, Options{}); !errors.Is(err, ErrNotInitialized) {
-				t.Fatalf("open after interrupted init: %v", err)
-			}
-			if _, _, err := Init(ctx, mem, InitRequest{Schema: []byte(testSchema)}, Options{}); err != nil {
-				t.Fatalf("re-init: %v", err)
-			}
-			r, err := Open(ctx, mem, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
-				t.Fatal(err)
-			}
+			wantReinitCompletes(t, mem, "interrupted", func() error {
+				if _, _, err := Init(ctx, mem, InitRequest{Schema: []byte(testSchema)}, Options{}); err != nil {
+					return fmt.Errorf("re-init: %w", err)
+				}
+				return nil
+			})
 		})
+	}
+}
+
+// wantReinitCompletes requires that Open refuses st after a how
+// ("interrupted", "killed") init, runs reinit, and requires the graph then
+// to open and resolve main.
+func wantReinitCompletes(t *testing.T, st storage.Store, how string, reinit func() error) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := Open(ctx, st, Options{}); !errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("open after %s init: %v", how, err)
+	}
+	if err := reinit(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -158,7 +173,6 @@ func TestInitKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns subprocesses")
 	}
-	ctx := context.Background()
 	for _, fp := range []string{"commit/init-after-stamp", "commit/init-before-ref", "storage/before-publish", "storage/after-publish"} {
 		t.Run(fp, func(t *testing.T) {
 			dir := t.TempDir()
@@ -166,19 +180,12 @@ func TestInitKilled(t *testing.T) {
 				t.Fatalf("init exited %d, want %d", code, failpoint.ExitCode)
 			}
 			st := localStore(t, dir)
-			if _, err := Open(ctx, st, Options{}); !errors.Is(err, ErrNotInitialized) {
-				t.Fatalf("open after killed init: %v", err)
-			}
-			if code, _ := subprocess(t, "init", dir); code != 0 {
-				t.Fatalf("second init exited %d", code)
-			}
-			r, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
-				t.Fatal(err)
-			}
+			wantReinitCompletes(t, st, "killed", func() error {
+				if code, _ := subprocess(t, "init", dir); code != 0 {
+					return fmt.Errorf("second init exited %d", code)
+				}
+				return nil
+			})
 		})
 	}
 }

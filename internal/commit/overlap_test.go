@@ -63,13 +63,7 @@ func (p *pairStore) Get(ctx context.Context, key string) ([]byte, storage.Info, 
 func TestRemoteReadsOverlap(t *testing.T) {
 	ctx := context.Background()
 	mem := storage.NewMem()
-	w, h := initGraph(t, mem)
-	for i := range 3 {
-		var err error
-		if h, _, err = publishOne(ctx, w, h, "node:Person", i); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w, h := historyGraph(t, mem, 3)
 	t.Run("open", func(t *testing.T) {
 		ps := newPairStore(mem, StampKey, RefKey(MainBranch))
 		if _, err := Open(ctx, ps, Options{}); err != nil {

@@ -88,20 +88,23 @@ func (g *runGraph) edge(typ, id, src, dst string, kv ...any) *runGraph {
 
 func date(t testing.TB, s string) int32 {
 	t.Helper()
-	d, ok := value.ParseDate(s)
-	if !ok {
-		t.Fatalf("bad date %q", s)
-	}
-	return d
+	return mustParse(t, "date", s, value.ParseDate)
 }
 
 func datetime(t testing.TB, s string) int64 {
 	t.Helper()
-	ms, ok := value.ParseDateTime(s)
+	return mustParse(t, "datetime", s, value.ParseDateTime)
+}
+
+// mustParse parses s with parse, failing the test when s is not a valid
+// what.
+func mustParse[T any](t testing.TB, what, s string, parse func(string) (T, bool)) T {
+	t.Helper()
+	v, ok := parse(s)
 	if !ok {
-		t.Fatalf("bad datetime %q", s)
+		t.Fatalf("bad %s %q", what, s)
 	}
-	return ms
+	return v
 }
 
 // loadJSONL builds a snapshot.Mem from a .pg and a graph-batch JSONL file

@@ -12,8 +12,13 @@ import (
 // project compiles the output columns for rows of layout l; reading them
 // (Stream) is the first place most property values are touched.
 func (r *runner) project(ctx context.Context, o *query.Project, l *layout) ([]valueFn, error) {
-	fns := make([]valueFn, len(o.Cols))
-	for i, c := range o.Cols {
+	return r.colFns(ctx, o.Cols, l)
+}
+
+// colFns compiles the values of cols for rows of layout l.
+func (r *runner) colFns(ctx context.Context, cols []query.ProjCol, l *layout) ([]valueFn, error) {
+	fns := make([]valueFn, len(cols))
+	for i, c := range cols {
 		fn, _, err := r.operand(ctx, c.Value, l)
 		if err != nil {
 			return nil, err
@@ -34,13 +39,9 @@ type aggState struct {
 // Rows count with multiplicity. With no keys and no rows it yields one row
 // (count 0, others null); with keys and no rows, none.
 func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, l *layout) ([][]any, error) {
-	keyFns := make([]valueFn, len(o.Keys))
-	for i, k := range o.Keys {
-		fn, _, err := r.operand(ctx, k.Value, l)
-		if err != nil {
-			return nil, err
-		}
-		keyFns[i] = fn
+	keyFns, err := r.colFns(ctx, o.Keys, l)
+	if err != nil {
+		return nil, err
 	}
 	argFns := make([]valueFn, len(o.Aggs))
 	for i, a := range o.Aggs {

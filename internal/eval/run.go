@@ -287,7 +287,7 @@ func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout
 	if err := r.declare(ctx, op, r.top); err != nil {
 		return nil, nil, err
 	}
-	r.rank = findRank(op)
+	r.rank, _ = rankOp(op)
 	r.arm = -1
 	if r.rank != nil {
 		r.capOp = nil // ranking reorders rows after they are produced
@@ -308,23 +308,26 @@ func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout
 	return rs, r.top, err
 }
 
-// findRank returns the ranking of a Scan or RankRows in the binding tree
-// (outside anti-join sub-plans, which never rank).
-func findRank(op query.Op) *query.RankSpec {
+// rankOp returns the ranking of the Scan or RankRows that ranks the
+// binding tree (outside anti-join sub-plans, which never rank) and its K,
+// the query limit (0 for none); rk is nil when nothing ranks. A plan has
+// at most one ranking operator (query's checker puts it on the ranked
+// variable's scan or wraps the binding root in RankRows).
+func rankOp(op query.Op) (rk *query.RankSpec, k int64) {
 	switch o := op.(type) {
 	case *query.Scan:
-		return o.Rank
+		return o.Rank, o.K
 	case *query.RankRows:
-		return o.Rank
+		return o.Rank, o.K
 	case *query.AntiJoin:
-		return findRank(o.Input)
+		return rankOp(o.Input)
 	}
 	for _, c := range op.Children() {
-		if rk := findRank(c); rk != nil {
-			return rk
+		if rk, k := rankOp(c); rk != nil {
+			return rk, k
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 func rankVar(rk *query.RankSpec) string {

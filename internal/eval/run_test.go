@@ -5,18 +5,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // testPG is the schema of the spec/languages.md §8 fixture.
-const testPG = `
-node Person { name: String @key  age: I32? }
-node Company { name: String @key }
-edge Knows: Person -> Person { since: Date? }
-edge WorksAt: Person -> Company
-`
+const testPG = fixture.SocialSchema
 
 // fixtureGraph is the §8 fixture: 4 persons, 2 companies, 3 Knows and 2
 // WorksAt edges.

@@ -436,7 +436,7 @@ func (r *runner) fuseRRF(ctx context.Context, op query.Op) (*rowSet, error) {
 	if kv == nil || kRRF <= 0 {
 		return nil, runErrorf("rrf k must be positive")
 	}
-	limit := rankLimit(op)
+	_, limit := rankOp(op)
 	type armOut struct {
 		rows  *rowSet
 		byEnt map[int32][]int
@@ -518,26 +518,6 @@ func (r *runner) bm25Inputs(ctx context.Context, rk *query.RankSpec, t *snapshot
 		return nil, nil, err
 	}
 	return queryTerms(qs), fv, nil
-}
-
-// rankLimit returns the K of the operator that ranks (the query limit).
-func rankLimit(op query.Op) int64 {
-	switch o := op.(type) {
-	case *query.Scan:
-		if o.Rank != nil {
-			return o.K
-		}
-	case *query.RankRows:
-		return o.K
-	case *query.AntiJoin:
-		return rankLimit(o.Input)
-	}
-	for _, c := range op.Children() {
-		if k := rankLimit(c); k > 0 {
-			return k
-		}
-	}
-	return 0
 }
 
 // scoreFn projects a ranking score (Go extension, §5.7): the nearest

@@ -13,8 +13,7 @@ import (
 // TestBranchRefusals: spec/engine.md §1.6 and §10 scenarios 6–7. Every
 // refusal happens before any write.
 func TestBranchRefusals(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	cases := []struct {
 		name      string
 		op        func() error
@@ -121,8 +120,7 @@ func TestBranchLifecycle(t *testing.T) {
 // TestBranchWritesAndReads: conditional writes, loads and time travel work
 // on a non-main branch as on main.
 func TestBranchWritesAndReads(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	head := h.head("feature")
 	p, _ := h.qs.Query("age")
 	if _, err := h.g.Mutate(h.ctx, "feature", p, map[string]any{"name": "Bob", "age": 40}, MutateOptions{IfCommit: head}); err != nil {

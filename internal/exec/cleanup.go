@@ -95,13 +95,7 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 		}
 	}
 	if !o.Confirm {
-		sw, err := storage.SweepTemp(ctx, g.st, graceCut, true)
-		if err != nil {
-			return nil, fmt.Errorf("cleanup: %w", err)
-		}
-		res.FilesRemoved += sw.Files
-		res.BytesFreed += sw.Bytes
-		return res, nil
+		return g.sweepTemp(ctx, res, graceCut, true)
 	}
 	if err := failpoint.Hit(FPCleanupBeforeDelete); err != nil {
 		return nil, err
@@ -130,9 +124,15 @@ func (g *Graph) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, 
 			return nil, err
 		}
 	}
-	// Temporary leftovers of killed writers, through the store's own
-	// capability (storage.TempSweeper): counted and fault-injectable.
-	sw, err := storage.SweepTemp(ctx, g.st, graceCut, false)
+	return g.sweepTemp(ctx, res, graceCut, false)
+}
+
+// sweepTemp adds to res the temporary leftovers of killed writers older
+// than graceCut, and removes them unless dryRun (a preview). It goes
+// through the store's own capability (storage.TempSweeper), so the sweep
+// is counted and fault-injectable like every other store operation.
+func (g *Graph) sweepTemp(ctx context.Context, res *CleanupResult, graceCut time.Time, dryRun bool) (*CleanupResult, error) {
+	sw, err := storage.SweepTemp(ctx, g.st, graceCut, dryRun)
 	if err != nil {
 		return nil, fmt.Errorf("cleanup: %w", err)
 	}

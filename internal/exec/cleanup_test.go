@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -163,12 +162,10 @@ func TestCleanupGrace(t *testing.T) {
 	maintHistory(t, g, 0, 4)
 	prev := engSnap(t, g, "main").head
 	// A failed write leaves unreferenced objects behind.
-	disable := failpoint.Enable(FPBeforePublish, failpoint.Error)
-	_, err := g.Load(ctx, strings.NewReader(maintRow(4)), LoadRequest{Mode: LoadAppend})
-	disable()
-	if !errors.Is(err, failpoint.ErrInjected) {
-		t.Fatal(err)
-	}
+	injectFailure(t, FPBeforePublish, "load", func() error {
+		_, err := g.Load(ctx, strings.NewReader(maintRow(4)), LoadRequest{Mode: LoadAppend})
+		return err
+	})
 	maintHistory(t, g, 4, 5) // prev is no longer the head
 	res, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
 	if err != nil {
@@ -231,49 +228,47 @@ func TestCleanupRacingWriters(t *testing.T) {
 	errs := make(chan error, 8)
 	stop := make(chan struct{})
 	branches := []string{"main", "feature", "other"}
-	for _, b := range branches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	// onHandle runs body in a goroutine of wg on a handle of its own (as
+	// another process would), sending a failure to open or body's error
+	// to errs.
+	onHandle := func(wg *sync.WaitGroup, body func(h *Graph) error) {
+		wg.Go(func() {
 			h, err := Open(ctx, st, Options{Now: g.now})
+			if err == nil {
+				err = body(h)
+			}
 			if err != nil {
 				errs <- err
-				return
 			}
+		})
+	}
+	for _, b := range branches {
+		onHandle(&wg, func(h *Graph) error {
 			for i := range 12 {
 				line := fmt.Sprintf(`{"type":"Company","data":{"name":"race-%s-%d"}}`, b, i)
 				if _, err := h.Load(ctx, strings.NewReader(line), LoadRequest{Branch: b, Mode: LoadAppend}); err != nil {
-					errs <- fmt.Errorf("writer %s: %w", b, err)
-					return
+					return fmt.Errorf("writer %s: %w", b, err)
 				}
 			}
-		}()
+			return nil
+		})
 	}
 	var mwg sync.WaitGroup
-	mwg.Add(1)
-	go func() {
-		defer mwg.Done()
-		h, err := Open(ctx, st, Options{Now: g.now})
-		if err != nil {
-			errs <- err
-			return
-		}
+	onHandle(&mwg, func(h *Graph) error {
 		for {
 			select {
 			case <-stop:
-				return
+				return nil
 			default:
 			}
 			if _, err := h.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true}); err != nil {
-				errs <- fmt.Errorf("cleanup: %w", err)
-				return
+				return fmt.Errorf("cleanup: %w", err)
 			}
 			if _, err := h.Optimize(ctx, ""); err != nil {
-				errs <- fmt.Errorf("optimize: %w", err)
-				return
+				return fmt.Errorf("optimize: %w", err)
 			}
 		}
-	}()
+	})
 	wg.Wait()
 	close(stop)
 	mwg.Wait()
@@ -299,12 +294,10 @@ func TestCleanupCrashPoints(t *testing.T) {
 		t.Run(fp, func(t *testing.T) {
 			g, st, _, _ := cleanupGraph(t)
 			want := maintContent(t, g, Target{Branch: "feature"})
-			disable := failpoint.Enable(fp, failpoint.Error)
-			_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
-			disable()
-			if !errors.Is(err, failpoint.ErrInjected) {
-				t.Fatalf("err = %v", err)
-			}
+			injectFailure(t, fp, "cleanup", func() error {
+				_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
+				return err
+			})
 			h, err := Open(ctx, st, Options{})
 			if err != nil {
 				t.Fatal(err)

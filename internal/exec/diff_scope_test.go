@@ -14,8 +14,7 @@ import (
 // TestDiffBetweenScope: kinds, types and ops select changes; counts match;
 // an unknown type is refused rather than read as "no changes".
 func TestDiffBetweenScope(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 	h.mut("feature", "age", map[string]any{"name": "Bob", "age": 99})
 	h.mut("feature", "link", map[string]any{"from": "Eve", "to": "Alice"})
@@ -114,8 +113,7 @@ func TestDiffBetweenReadsOnlySelectedTables(t *testing.T) {
 // TestChangedProperties: an update names exactly the properties whose
 // values differ; inserts and deletes name none.
 func TestChangedProperties(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	h.mut("feature", "age", map[string]any{"name": "Bob", "age": 99})
 	h.mut("feature", "add", map[string]any{"name": "Eve", "age": 1})
 	cs, err := h.g.DiffBetween(h.ctx, Target{}, Target{Branch: "feature"}, ChangeScope{})

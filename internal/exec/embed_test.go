@@ -132,9 +132,7 @@ func TestEmbedModelMismatch(t *testing.T) {
 	if !errors.As(err, &me) || me.Recorded != "other" || me.Got != "m1" {
 		t.Fatalf("load err = %v, want ModelMismatchError", err)
 	}
-	if _, err := g.Load(ctx, strings.NewReader(`{"type":"Doc","data":{"slug":"a","body":"x","emb":[1,0,0,0]}}`+"\n"), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	appendJSONL(t, g, `{"type":"Doc","data":{"slug":"a","body":"x","emb":[1,0,0,0]}}`+"\n")
 	_, err = embedQuery(t, g, embedQueries, "near", map[string]any{"q": "x"})
 	var ee *eval.Error
 	if !errors.As(err, &ee) || !errors.As(err, &me) {

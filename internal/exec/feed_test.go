@@ -13,8 +13,7 @@ import (
 // in the frozen order; a byte budget smaller than one change still makes
 // progress; limits are typed; authored_branch names the branch.
 func TestCommitChangesPaging(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	h.load("feature", "append", `{"type":"Person","data":{"name":"feed-C","age":3}}
 {"type":"Person","data":{"name":"feed-A","age":1}}
 {"type":"Company","data":{"name":"Initech"}}

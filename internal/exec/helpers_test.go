@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
+	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -25,13 +27,9 @@ func jsonDecoder(b []byte) *json.Decoder {
 // query name.
 func headPlan(tb testing.TB, g *Graph, src, name string) *query.Plan {
 	tb.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
+	f, err := query.Compile(resolve(tb, g, Target{}).Catalog(), "q.gq", src)
 	if err != nil {
-		tb.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "q.gq", src)
-	if err != nil {
-		tb.Fatalf("compile queries: %v", err)
+		tb.Fatalf("compile %s: %v", src, err)
 	}
 	p, err := f.Query(name)
 	if err != nil {
@@ -40,15 +38,27 @@ func headPlan(tb testing.TB, g *Graph, src, name string) *query.Plan {
 	return p
 }
 
-// headNodes resolves main's head and reads its node table of typ.
-func headNodes(tb testing.TB, g *Graph, typ string) (*snapshot.Snapshot, *snapshot.NodeTable) {
+// resolve returns the snapshot of g at at.
+func resolve(tb testing.TB, g *Graph, at Target) *snapshot.Snapshot {
 	tb.Helper()
-	ctx := context.Background()
-	snap, err := g.Resolve(ctx, Target{})
+	snap, err := g.Resolve(context.Background(), at)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	nt, err := snap.Nodes(ctx, typ)
+	return snap
+}
+
+// headNodes resolves main's head and reads its node table of typ.
+func headNodes(tb testing.TB, g *Graph, typ string) (*snapshot.Snapshot, *snapshot.NodeTable) {
+	tb.Helper()
+	return nodesAt(tb, g, Target{}, typ)
+}
+
+// nodesAt resolves at and reads its node table of typ.
+func nodesAt(tb testing.TB, g *Graph, at Target, typ string) (*snapshot.Snapshot, *snapshot.NodeTable) {
+	tb.Helper()
+	snap := resolve(tb, g, at)
+	nt, err := snap.Nodes(context.Background(), typ)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -69,4 +79,25 @@ func indexedAndExact(tb testing.TB, snap eval.Snapshot, p *query.Plan, params ma
 		tb.Fatal(err)
 	}
 	return got, want
+}
+
+// injectFailure runs op (what names it in the failure message) with
+// failpoint fp set to fail, and requires the injected failure back.
+func injectFailure(tb testing.TB, fp, what string, op func() error) {
+	tb.Helper()
+	disable := failpoint.Enable(fp, failpoint.Error)
+	err := op()
+	hits := failpoint.Hits(fp)
+	disable()
+	if !errors.Is(err, failpoint.ErrInjected) {
+		tb.Fatalf("%s err = %v, want the injected failure at %s (hits %d)", what, err, fp, hits)
+	}
+}
+
+// appendJSONL loads data into main in append mode.
+func appendJSONL(tb testing.TB, g *Graph, data string) {
+	tb.Helper()
+	if _, err := g.Load(context.Background(), strings.NewReader(data), LoadRequest{Mode: LoadAppend}); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -3,12 +3,9 @@ package exec
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // TestImageAssemblyMatchesScan pins that an image assembled from cached
@@ -18,26 +15,10 @@ import (
 // pins the @key shortcut of LookupUnique against the per-image hash index.
 func TestImageAssemblyMatchesScan(t *testing.T) {
 	ctx := context.Background()
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{NoAutoCompact: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { engCheck(t, st) })
-	rng := rand.New(rand.NewPCG(5, 6))
 	// One bulk load first: multi-row fragments, which later writes hide
 	// rows of with deletion vectors (a fragment whose rows are all hidden
 	// is dropped instead).
-	var bulk strings.Builder
-	for i := range 25 {
-		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
-	}
-	for range 40 {
-		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(25), rng.IntN(25))
-	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	g, _, rng := peopleGraph(t, Options{NoAutoCompact: true}, 5, 25, 40)
 	dvs := 0
 	plans := map[string]string{"ins": "insert_person", "set": "set_age", "del": "remove_person", "friend": "add_friend", "unfriend": "remove_friendship"}
 	for step := range 60 {
@@ -59,20 +40,10 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 		}
 		// Referential errors (a friend that does not exist) are expected.
 		_, _ = g.Mutate(ctx, "main", engPlan(t, g, plans[op]), params, MutateOptions{})
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
-			state, err := snap.State(ctx, tk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range state.Fragments() {
-				if f.DV != "" {
-					dvs++
-				}
-			}
+			state, n := stateWithDVs(t, snap, tk)
+			dvs += n
 			probe := make([]string, 27)
 			for i := range probe {
 				probe[i] = fmt.Sprintf("n%d", i)

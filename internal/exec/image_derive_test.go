@@ -20,13 +20,7 @@ import (
 // earlier still holds exactly what it held then — appending in place into
 // shared backing arrays must never change rows an older image can see.
 func TestDerivedImageMatchesAssembly(t *testing.T) {
-	for _, cfg := range []struct {
-		name string
-		o    Options
-	}{
-		{"auto-compaction", Options{CompactTargetRows: 8}},
-		{"no-compaction", Options{NoAutoCompact: true}},
-	} {
+	for _, cfg := range compactionModes {
 		t.Run(cfg.name, func(t *testing.T) {
 			ctx := context.Background()
 			g, _ := lookupGraph(t, cfg.o)
@@ -98,10 +92,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 					if b == "" {
 						continue
 					}
-					snap, err := g.Resolve(ctx, Target{Branch: b})
-					if err != nil {
-						t.Fatal(err)
-					}
+					snap := resolve(t, g, Target{Branch: b})
 					for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
 						st, err := snap.State(ctx, tk)
 						if err != nil {
@@ -163,10 +154,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 			if derived == 0 || shared == 0 {
 				t.Fatalf("derived %d images, %d extended in place: the test is vacuous", derived, shared)
 			}
-			snap, err := g.Resolve(ctx, Target{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			snap := resolve(t, g, Target{})
 			st, err := snap.State(ctx, snapshot.NodeKey("Person"))
 			if err != nil {
 				t.Fatal(err)

@@ -43,23 +43,7 @@ query del_co($name: String) { delete Company where name = $name }
 func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 	t.Helper()
 	ctx := context.Background()
-	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { engCheck(t, st) })
-	rng := rand.New(rand.NewPCG(7, 8))
-	var bulk strings.Builder
-	for i := range 30 {
-		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
-	}
-	for range 50 {
-		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(30), rng.IntN(30))
-	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	g, _, _ := peopleGraph(t, o, 7, 30, 50)
 	step := func(rng *rand.Rand) {
 		name, other := fmt.Sprintf("n%d", rng.IntN(32)), fmt.Sprintf("n%d", rng.IntN(32))
 		var q string
@@ -83,9 +67,45 @@ func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 	return g, step
 }
 
+// peopleGraph initializes a graph of engSchema with options o on an
+// in-memory store (checked after the test) and bulk-loads persons n0…
+// (age i) and knows random Knows edges among them, drawn from a source
+// seeded by seed, which it returns for the test's further draws.
+func peopleGraph(t *testing.T, o Options, seed uint64, persons, knows int) (*Graph, storage.Store, *rand.Rand) {
+	t.Helper()
+	ctx := context.Background()
+	st := storage.NewMem()
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engCheck(t, st) })
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	var bulk strings.Builder
+	for i := range persons {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
+	}
+	for range knows {
+		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(persons), rng.IntN(persons))
+	}
+	appendJSONL(t, g, bulk.String())
+	return g, st, rng
+}
+
 func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
 	t.Helper()
 	return headPlan(t, g, lookupQueries, name)
+}
+
+// compactionModes are the two write layouts the image and lookup tests
+// run under: every write a fragment of its own (deletion vectors pile
+// up), and automatic compaction into 8-row fragments.
+var compactionModes = []struct {
+	name string
+	o    Options
+}{
+	{"no-compaction", Options{NoAutoCompact: true}},
+	{"auto-compaction", Options{CompactTargetRows: 8}},
 }
 
 // TestFragSetMatchesImage pins every fragment-index lookup of the write
@@ -96,35 +116,18 @@ func lookupPlan(t *testing.T, g *Graph, name string) *query.Plan {
 // decode; committedRows against the id-column scan table.Delete runs; the
 // layout's key-canonical check against the per-image one.
 func TestFragSetMatchesImage(t *testing.T) {
-	for _, cfg := range []struct {
-		name string
-		o    Options
-	}{
-		{"no-compaction", Options{NoAutoCompact: true}},
-		{"auto-compaction", Options{CompactTargetRows: 8}},
-	} {
+	for _, cfg := range compactionModes {
 		t.Run(cfg.name, func(t *testing.T) {
-			ctx := context.Background()
 			g, step := lookupGraph(t, cfg.o)
 			rng := rand.New(rand.NewPCG(11, 12))
 			dvs := 0
 			seen := map[string]bool{"absent": true} // every id ever committed: deleted ones are probed too
 			for s := range 50 {
 				step(rng)
-				snap, err := g.Resolve(ctx, Target{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := resolve(t, g, Target{})
 				for _, tk := range []string{snapshot.NodeKey("Person"), snapshot.EdgeKey("Knows")} {
-					st, err := snap.State(ctx, tk)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, f := range st.Fragments() {
-						if f.DV != "" {
-							dvs++
-						}
-					}
+					st, n := stateWithDVs(t, snap, tk)
+					dvs += n
 					checkFragSet(t, snap, st, tk, fmt.Sprintf("step %d %s", s, tk), rng, seen)
 				}
 			}
@@ -133,6 +136,23 @@ func TestFragSetMatchesImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stateWithDVs reads table state tk of snap and counts its fragments
+// with a deletion vector.
+func stateWithDVs(t *testing.T, snap *snapshot.Snapshot, tk string) (*table.State, int) {
+	t.Helper()
+	st, err := snap.State(context.Background(), tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range st.Fragments() {
+		if f.DV != "" {
+			n++
+		}
+	}
+	return st, n
 }
 
 func checkFragSet(t *testing.T, snap *snapshot.Snapshot, st *table.State, tk, where string, rng *rand.Rand, seen map[string]bool) {
@@ -171,10 +191,7 @@ func TestMatchingNodesKeyPath(t *testing.T) {
 	keyHits := 0
 	for s := range 60 {
 		step(rng)
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, g, Target{})
 		for range 4 {
 			q := names[rng.IntN(len(names))]
 			params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(32)), "other": fmt.Sprintf("n%d", rng.IntN(32)), "age": rng.IntN(90)}

@@ -36,11 +36,7 @@ func TestMaintReadCostBounded(t *testing.T) {
 		t.Skip("1,000 commits")
 	}
 	const n = 1000
-	hist := storage.NewMem()
-	g := maintInit(t, hist, Options{})
-	maintHistory(t, g, 0, n)
-	bulk := storage.NewMem()
-	maintBulk(t, maintInit(t, bulk, Options{}), n)
+	hist, g, bulk := maintHistoryAndBulk(t, n)
 
 	for tk, f := range maintFragments(t, g) {
 		if f > DefaultCompactFragments+1 {
@@ -74,11 +70,7 @@ func TestMaintReadCostBounded(t *testing.T) {
 // history ≤ 2× bulk (docs/maintenance.md records the numbers).
 func BenchmarkMaintRead(b *testing.B) {
 	const n = 1000
-	hist := storage.NewMem()
-	g := maintInit(b, hist, Options{})
-	maintHistory(b, g, 0, n)
-	bulk := storage.NewMem()
-	maintBulk(b, maintInit(b, bulk, Options{}), n)
+	hist, _, bulk := maintHistoryAndBulk(b, n)
 	ctx := context.Background()
 	for _, q := range []struct{ name, src string }{{"point", maintPointQ}, {"2hop", maintHopQ}} {
 		for _, c := range []struct {
@@ -90,11 +82,7 @@ func BenchmarkMaintRead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				snap, err := g0.Resolve(ctx, Target{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				plan, err := query.CompileQuery(snap.Catalog(), "q.gq", q.src, "q")
+				plan, err := query.CompileQuery(resolve(b, g0, Target{}).Catalog(), "q.gq", q.src, "q")
 				if err != nil {
 					b.Fatal(err)
 				}

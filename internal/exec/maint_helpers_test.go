@@ -162,3 +162,16 @@ func maintFragments(t testing.TB, g *Graph) map[string]int {
 	}
 	return out
 }
+
+// maintHistoryAndBulk writes the same n Person rows two ways: as n
+// single-row commits on hist (g is its handle) and as one bulk load on
+// bulk.
+func maintHistoryAndBulk(tb testing.TB, n int) (hist storage.Store, g *Graph, bulk storage.Store) {
+	tb.Helper()
+	hist = storage.NewMem()
+	g = maintInit(tb, hist, Options{})
+	maintHistory(tb, g, 0, n)
+	bulk = storage.NewMem()
+	maintBulk(tb, maintInit(tb, bulk, Options{}), n)
+	return hist, g, bulk
+}

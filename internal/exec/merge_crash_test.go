@@ -1,11 +1,8 @@
 package exec
 
 import (
-	"errors"
 	"slices"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 )
 
 // TestMergeCrashPoints fires a failure at every durable step of a merge —
@@ -41,8 +38,7 @@ func TestMergeCrashPoints(t *testing.T) {
 	}
 	for _, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
-			h := fixtureBH(t)
-			h.branch("feature", "")
+			h := featureBH(t)
 			h.mut("feature", "age", map[string]any{"name": "Alice", "age": 31})
 			h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 			want := [2][]string{oldMerged, newMerged}
@@ -51,18 +47,11 @@ func TestMergeCrashPoints(t *testing.T) {
 			} else {
 				h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
 			}
-			disable := failpoint.Enable(pt.name, failpoint.Error)
-			_, err := h.g.Merge(h.ctx, "feature", "main", "")
-			hits := failpoint.Hits(pt.name)
-			disable()
-			if !errors.Is(err, failpoint.ErrInjected) {
-				t.Fatalf("merge err = %v, want the injected failure (hits %d)", err, hits)
-			}
-			g2, err := Open(h.ctx, h.st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h2 := &bh{t: t, g: g2, st: h.st, qs: h.qs, ctx: h.ctx}
+			injectFailure(t, pt.name, "merge", func() error {
+				_, err := h.g.Merge(h.ctx, "feature", "main", "")
+				return err
+			})
+			h2 := h.reopen()
 			got := h2.nodes(Target{}, "Person", "age")
 			exp := want[0]
 			if pt.visible {
@@ -71,7 +60,7 @@ func TestMergeCrashPoints(t *testing.T) {
 			if !slices.Equal(got, exp) {
 				t.Fatalf("after failure at %s: %v, want %v", pt.name, got, exp)
 			}
-			res, err := g2.Merge(h.ctx, "feature", "main", "")
+			res, err := h2.g.Merge(h.ctx, "feature", "main", "")
 			if err != nil {
 				t.Fatalf("merge after failure: %v", err)
 			}

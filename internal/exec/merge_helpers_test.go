@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -31,17 +32,10 @@ query age($name: String, $age: I32) { update Person set { age: $age } where name
 `
 
 // ttSchema and ttData are the merge truth table's setup (spec/engine.md §3.6).
-const ttSchema = `
-node Person { name: String @key  age: I32? }
-edge Knows: Person -> Person
-`
-
-const ttData = `{"type":"Person","data":{"name":"Alice","age":30}}
-{"type":"Person","data":{"name":"Bob","age":25}}
-{"type":"Person","data":{"name":"Carol","age":40}}
-{"type":"Person","data":{"name":"Dan","age":50}}
-{"edge":"Knows","from":"Bob","to":"Carol"}
-`
+const (
+	ttSchema = fixture.TruthSchema
+	ttData   = fixture.TruthData
+)
 
 // newBH initializes a graph with schema, loads data (overwrite) if given,
 // and compiles queries (bhQueries when empty).
@@ -99,6 +93,17 @@ func (h *bh) branch(name, from string) {
 	}
 }
 
+// reopen returns a harness on a new handle over the same store and
+// queries: the graph as a new process sees it.
+func (h *bh) reopen() *bh {
+	h.t.Helper()
+	g, err := Open(h.ctx, h.st, Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &bh{t: h.t, g: g, st: h.st, qs: h.qs, ctx: h.ctx}
+}
+
 func (h *bh) head(branch string) string {
 	h.t.Helper()
 	return engSnap(h.t, h.g, branch).head
@@ -107,14 +112,7 @@ func (h *bh) head(branch string) string {
 // nodes returns "id=prop" (or ids when prop is "") of a node type at t, sorted.
 func (h *bh) nodes(t Target, typ, prop string) []string {
 	h.t.Helper()
-	snap, err := h.g.Resolve(h.ctx, t)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	nt, err := snap.Nodes(h.ctx, typ)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	_, nt := nodesAt(h.t, h.g, t, typ)
 	var out []string
 	for i, id := range nt.IDs {
 		s := id
@@ -130,20 +128,7 @@ func (h *bh) nodes(t Target, typ, prop string) []string {
 // edges returns "src>dst" of an edge type at t, sorted.
 func (h *bh) edges(t Target, typ string) []string {
 	h.t.Helper()
-	snap, err := h.g.Resolve(h.ctx, t)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	et, err := snap.Edges(h.ctx, typ)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var out []string
-	for i := range et.IDs {
-		out = append(out, et.Src[i]+">"+et.Dst[i])
-	}
-	slices.Sort(out)
-	return out
+	return engEdgesAt(h.t, h.g, t, typ)
 }
 
 // ttState renders a branch in the truth table's notation: P persons, K

@@ -21,16 +21,14 @@ func TestPreviewMerge(t *testing.T) {
 		return p
 	}
 	t.Run("up to date", func(t *testing.T) {
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		p := preview(h, "feature", "main")
 		if p.Outcome != MergeAlreadyUpToDate || len(p.Changes) != 0 || p.Base != "" {
 			t.Fatalf("got %+v", p)
 		}
 	})
 	t.Run("fast-forward lists the source's changes", func(t *testing.T) {
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		p := preview(h, "feature", "main")
 		if p.Outcome != MergeFastForward || p.Base != h.head("main") || len(p.Changes) != 1 ||
@@ -42,8 +40,7 @@ func TestPreviewMerge(t *testing.T) {
 		}
 	})
 	t.Run("three-way clean", func(t *testing.T) {
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		h.mut("main", "add", map[string]any{"name": "Fay", "age": 33})
 		p := preview(h, "feature", "main")
@@ -55,8 +52,7 @@ func TestPreviewMerge(t *testing.T) {
 		}
 	})
 	t.Run("conflict", func(t *testing.T) {
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "age", map[string]any{"name": "Bob", "age": 26})
 		h.mut("main", "age", map[string]any{"name": "Bob", "age": 27})
 		p := preview(h, "feature", "main")

@@ -17,6 +17,15 @@ func fixtureBH(t testing.TB) *bh {
 	return newBH(t, storage.NewMem(), engSchema, engData, "")
 }
 
+// featureBH is fixtureBH with a branch "feature" created at main's head,
+// the start of most branch and merge scenarios.
+func featureBH(t testing.TB) *bh {
+	t.Helper()
+	h := fixtureBH(t)
+	h.branch("feature", "")
+	return h
+}
+
 func (h *bh) merge(source, target string) *MergeResult {
 	h.t.Helper()
 	res, err := h.g.Merge(h.ctx, source, target, "merger")
@@ -29,8 +38,7 @@ func (h *bh) merge(source, target string) *MergeResult {
 // TestMergeOutcomes covers spec/engine.md §10 scenarios 39–42 and 48.
 func TestMergeOutcomes(t *testing.T) {
 	t.Run("fast-forward", func(t *testing.T) { // 39
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		fh, mh := h.head("feature"), h.head("main")
 		res := h.merge("feature", "main")
@@ -40,11 +48,7 @@ func TestMergeOutcomes(t *testing.T) {
 			res.Commit.Parent != mh || res.Commit.MergedParent != fh || res.Commit.Actor != "merger" {
 			t.Fatalf("got %+v; want a fast-forward commit on main with parents %s, %s", res.Commit, mh, fh)
 		}
-		h2, err := Open(h.ctx, h.st, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := (&bh{t: t, g: h2, ctx: h.ctx}).nodes(Target{}, "Person", ""); !slices.Contains(got, "Eve") {
+		if got := h.reopen().nodes(Target{}, "Person", ""); !slices.Contains(got, "Eve") {
 			t.Fatalf("Eve missing after reopen: %v", got)
 		}
 		if again := h.merge("feature", "main"); again.Outcome != MergeAlreadyUpToDate || again.Commit != nil {
@@ -52,16 +56,14 @@ func TestMergeOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("fresh branch is up to date", func(t *testing.T) { // 40
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		before := h.head("main")
 		if res := h.merge("feature", "main"); res.Outcome != MergeAlreadyUpToDate || h.head("main") != before {
 			t.Fatalf("got %+v", res)
 		}
 	})
 	t.Run("merged keeps both sides", func(t *testing.T) { // 41
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		mainHead, featHead := h.head("main"), h.head("feature")
@@ -84,8 +86,7 @@ func TestMergeOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("identical updates merge", func(t *testing.T) { // 42
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("main", "age", map[string]any{"name": "Alice", "age": 31})
 		h.mut("feature", "age", map[string]any{"name": "Alice", "age": 31})
 		if res := h.merge("feature", "main"); res.Outcome != MergeMerged {
@@ -96,8 +97,7 @@ func TestMergeOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("branch to branch", func(t *testing.T) { // 48
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		h.branch("experiment", "feature")
 		h.mut("feature", "age", map[string]any{"name": "Bob", "age": 26})
@@ -124,8 +124,7 @@ func TestMergeOutcomes(t *testing.T) {
 
 // TestMergeNetZero is scenario 47 (spec/engine.md §3.5).
 func TestMergeNetZero(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	h.mut("feature", "link", map[string]any{"from": "Diana", "to": "Alice"})
 	h.mut("feature", "unlink", map[string]any{"from": "Diana"})
 	before := engSnap(t, h.g, "main")
@@ -269,8 +268,7 @@ node Doc { slug: String @key  tags: [String]?  body: String? }
 // TestMergeRowConflictsAllListed: every row conflict of every table is
 // reported, in a deterministic order, and nothing changes.
 func TestMergeRowConflictsAllListed(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	for _, side := range []struct {
 		b   string
 		age int
@@ -329,8 +327,7 @@ func TestMergeRowConflictsAllListed(t *testing.T) {
 }
 
 func TestMergeRefusals(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	cases := []struct {
 		source, target string
 		want           error
@@ -432,8 +429,7 @@ func TestMergeRacesTargetWrites(t *testing.T) {
 			name = "fast-forward"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := fixtureBH(t)
-			h.branch("feature", "")
+			h := featureBH(t)
 			h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 			if !ff {
 				h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
@@ -462,8 +458,7 @@ func TestMergeRacesTargetWrites(t *testing.T) {
 		})
 	}
 	t.Run("concurrent writers", func(t *testing.T) {
-		h := fixtureBH(t)
-		h.branch("feature", "")
+		h := featureBH(t)
 		h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 		h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
 		p, _ := h.qs.Query("add")

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -244,11 +243,7 @@ func TestQueryRSSHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := query.Compile(g.catalog0(t), "q.gq", "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := f.Query("q")
+	p := headPlan(t, g, "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }", "q")
 	res, _, err := g.Query(ctx, Target{}, p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -121,14 +121,7 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $p: Person  $p knows $f } return { sum($f.age) as s }`, false}, // an aggregate of the far end
 	}
 	for qi, q := range queries {
-		f, err := query.Compile(g.catalog0(t), "q.gq", "query q($lim: I32) { "+q.body+" }")
-		if err != nil {
-			t.Fatalf("query %d: %v", qi, err)
-		}
-		p, err := f.Query("q")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := headPlan(t, g, "query q($lim: I32) { "+q.body+" }", "q")
 		ps := map[string]any{"lim": 80}
 		for _, budget := range []int64{64 << 10, 0} { // oversized tables; a cold handle
 			got, want, dense := readFreshAndFull(t, st, full, p, ps, Options{CacheBytes: budget})
@@ -155,14 +148,8 @@ func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, 0, 3000, 5)), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(g.catalog0(t), "q.gq", `query q() { match { $p: Person  $p knows $f } return { count($f) as c } }`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := f.Query("q")
+	appendJSONL(t, g, denseGraph(rng, 0, 3000, 5))
+	p := headPlan(t, g, `query q() { match { $p: Person  $p knows $f } return { count($f) as c } }`, "q")
 	for _, tc := range []struct {
 		name   string
 		budget int64

@@ -42,9 +42,7 @@ func TestPartialReadsMatchFull(t *testing.T) {
 	for i := range n / 2 {
 		fmt.Fprintf(&bulk, `{"edge":"WorksAt","from":"n%d","to":"c%d"}`+"\n", i, rng.IntN(40))
 	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	appendJSONL(t, g, bulk.String())
 	// A write after the load: deletion vectors and a second fragment.
 	if _, err := g.Mutate(ctx, "main", lookupPlan(t, g, "del"), map[string]any{"name": "n7"}, MutateOptions{}); err != nil {
 		t.Fatal(err)
@@ -76,14 +74,7 @@ func TestPartialReadsMatchFull(t *testing.T) {
 	}
 	for _, name := range []string{"n1", "n7", "n42", "n2999", "nobody"} {
 		for qi, qc := range queries {
-			f, err := query.Compile(g.catalog0(t), "q.gq", qc.src)
-			if err != nil {
-				t.Fatalf("query %d: %v", qi, err)
-			}
-			p, err := f.Query("q")
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := headPlan(t, g, qc.src, "q")
 			params := map[string]any{"name": name}
 			got, want, cold := readFreshAndFull(t, st, full, p, params, Options{})
 			if took := cold.partialReads.Load() == 1; took != qc.partial {
@@ -99,11 +90,7 @@ func TestPartialReadsMatchFull(t *testing.T) {
 // catalog0 is the catalog of the head commit.
 func (g *Graph) catalog0(t *testing.T) *schema.Catalog {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap.Catalog()
+	return resolve(t, g, Target{}).Catalog()
 }
 
 // readFreshAndFull runs p with params on the reference handle full and on

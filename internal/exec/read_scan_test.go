@@ -55,16 +55,10 @@ func TestScanReadsMatchFull(t *testing.T) {
 	ctx := context.Background()
 	g, st, rng := readTestGraph(t, scanSchema, 5)
 	for k := range 3 {
-		if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, k*700, 700)), LoadRequest{Mode: LoadAppend}); err != nil {
-			t.Fatal(err)
-		}
+		appendJSONL(t, g, scanItems(rng, k*700, 700))
 	}
-	wf, err := query.Compile(g.catalog0(t), "w.gq", scanWrites)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setN, _ := wf.Query("set_n")
-	del, _ := wf.Query("del")
+	setN := headPlan(t, g, scanWrites, "set_n")
+	del := headPlan(t, g, scanWrites, "del")
 	for i := range 30 {
 		name := fmt.Sprintf("i%d", rng.IntN(2100))
 		if _, err := g.Mutate(ctx, "main", setN, map[string]any{"name": name, "n": i}, MutateOptions{}); err != nil {
@@ -110,14 +104,7 @@ func TestScanReadsMatchFull(t *testing.T) {
 		`match { $i: Item } return { $i } order { $i.n desc } limit 3`,
 	}
 	for qi, body := range queries {
-		f, err := query.Compile(g.catalog0(t), "q.gq", "query q("+params+") { "+body+" }")
-		if err != nil {
-			t.Fatalf("query %d: %v", qi, err)
-		}
-		p, err := f.Query("q")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := headPlan(t, g, "query q("+params+") { "+body+" }", "q")
 		for _, ps := range []map[string]any{
 			{"k": 7, "s": "s4", "d": "2024-01-20"},
 			{"k": -50, "m": 12, "s": "s19", "d": "2024-01-01"},
@@ -154,9 +141,7 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	for range 4 * n {
 		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(n), rng.IntN(n))
 	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	appendJSONL(t, g, bulk.String())
 	full := imageHandle(t, st)
 	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
 	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
@@ -173,11 +158,7 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 		`query q($name: String) { match { $p: Person { name: $name }  $p knows{1,2} $f } return { count($f) as c } }`,
 		`query q($name: String) { match { $p: Person  $p.age = 31 } return { count($p) as c } }`,
 	} {
-		f, err := query.Compile(g.catalog0(t), "q.gq", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _ := f.Query("q")
+		p := headPlan(t, g, src, "q")
 		plans = append(plans, p)
 	}
 	const reads = 30
@@ -232,9 +213,7 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 		}
 		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"%s"}}`+"\n", i, 18+rng.IntN(80), rng.IntN(100), bio.String())
 	}
-	if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	appendJSONL(t, g, bulk.String())
 	snap, err := g.Resolve(ctx, Target{})
 	if err != nil {
 		t.Fatal(err)

@@ -94,38 +94,38 @@ func rowConflict(ctx context.Context, old, cur []*rowRead, oldSnap, curSnap *sna
 		for _, id := range ids {
 			ov, inOld := o.rows[id]
 			cv, inCur := c.rows[id]
-			var change string
+			change := ChangeUpdated
+			var err error
 			switch {
 			case inOld && inCur && ov == cv:
 				continue
 			case inOld && inCur:
-				change = ChangeUpdated
+				// Matched both times with other values: ChangeUpdated.
 			case inOld:
 				// Matched before, not now: gone, or changed so it no
 				// longer matches.
-				ok, err := rowExists(ctx, curSnap, o.tk, id)
-				if err != nil {
-					return nil, err
-				}
-				change = ChangeDeleted
-				if ok {
-					change = ChangeUpdated
-				}
+				change, err = updatedOr(ctx, curSnap, o.tk, id, ChangeDeleted)
 			default:
 				// Matches now, did not before: new, or changed so it matches.
-				ok, err := rowExists(ctx, oldSnap, o.tk, id)
-				if err != nil {
-					return nil, err
-				}
-				change = ChangeInserted
-				if ok {
-					change = ChangeUpdated
-				}
+				change, err = updatedOr(ctx, oldSnap, o.tk, id, ChangeInserted)
+			}
+			if err != nil {
+				return nil, err
 			}
 			return &ReadSetChangedError{Member: o.tk, EntityID: id, Change: change}, nil
 		}
 	}
 	return nil, nil
+}
+
+// updatedOr is ChangeUpdated when snap still holds the committed row id
+// of table tk (the row changed rather than came or went), else otherwise.
+func updatedOr(ctx context.Context, snap *snapshot.Snapshot, tk, id, otherwise string) (string, error) {
+	ok, err := rowExists(ctx, snap, tk, id)
+	if err != nil || !ok {
+		return otherwise, err
+	}
+	return ChangeUpdated, nil
 }
 
 // rowExists reports whether table tk of snap holds a committed row id.

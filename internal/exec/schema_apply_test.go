@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -71,18 +70,11 @@ func TestApplyCrashPoints(t *testing.T) {
 			t.Run(fmt.Sprintf("hard=%v/%s", c.hard, p.name), func(t *testing.T) {
 				h := fixtureBH(t)
 				old := h.schemaSrc("main")
-				disable := failpoint.Enable(p.name, failpoint.Error)
-				_, err := h.g.ApplySchema(h.ctx, c.desired, SchemaApplyOptions{AllowDataLoss: c.hard})
-				hits := failpoint.Hits(p.name)
-				disable()
-				if !errors.Is(err, failpoint.ErrInjected) {
-					t.Fatalf("apply err = %v, want the injected failure (hits %d)", err, hits)
-				}
-				g2, err := Open(h.ctx, h.st, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				h2 := &bh{t: t, g: g2, st: h.st, qs: h.qs, ctx: h.ctx}
+				injectFailure(t, p.name, "apply", func() error {
+					_, err := h.g.ApplySchema(h.ctx, c.desired, SchemaApplyOptions{AllowDataLoss: c.hard})
+					return err
+				})
+				h2 := h.reopen()
 				got := h2.schemaSrc("main")
 				typ := "Person"
 				switch {
@@ -99,7 +91,7 @@ func TestApplyCrashPoints(t *testing.T) {
 				if p.visible {
 					return
 				}
-				if _, err := g2.ApplySchema(h.ctx, c.desired, SchemaApplyOptions{AllowDataLoss: c.hard}); err != nil {
+				if _, err := h2.g.ApplySchema(h.ctx, c.desired, SchemaApplyOptions{AllowDataLoss: c.hard}); err != nil {
 					t.Fatalf("apply after the failure: %v", err)
 				}
 				if got := h2.nodes(Target{}, c.newType, c.newProp); len(got) != 4 {
@@ -108,40 +100,6 @@ func TestApplyCrashPoints(t *testing.T) {
 			})
 		}
 	}
-}
-
-// recording is a store that records every key read or written.
-type recording struct {
-	storage.Store
-	mu     sync.Mutex
-	reads  []string
-	writes []string
-}
-
-func (r *recording) note(list *[]string, key string) {
-	r.mu.Lock()
-	*list = append(*list, key)
-	r.mu.Unlock()
-}
-func (r *recording) Get(ctx context.Context, key string) ([]byte, storage.Info, error) {
-	r.note(&r.reads, key)
-	return r.Store.Get(ctx, key)
-}
-func (r *recording) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
-	r.note(&r.reads, key)
-	return r.Store.GetRange(ctx, key, off, n)
-}
-func (r *recording) Put(ctx context.Context, key string, data []byte) (storage.Info, error) {
-	r.note(&r.writes, key)
-	return r.Store.Put(ctx, key, data)
-}
-func (r *recording) PutIfAbsent(ctx context.Context, key string, data []byte) (storage.Info, error) {
-	r.note(&r.writes, key)
-	return r.Store.PutIfAbsent(ctx, key, data)
-}
-func (r *recording) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (storage.Info, error) {
-	r.note(&r.writes, key)
-	return r.Store.PutIfMatch(ctx, key, data, etag)
 }
 
 // TestApplyAddNullableReadsNoData pins the cost of a metadata-only apply:
@@ -161,7 +119,7 @@ func TestApplyAddNullableReadsNoData(t *testing.T) {
 		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%07d","age":%d}}`+"\n", i, i%100)
 	}
 	h.load("main", "overwrite", b.String())
-	rec := &recording{Store: mem}
+	rec := storage.NewRecording(mem)
 	counting := storage.NewCounting(rec)
 	g, err := Open(h.ctx, counting, Options{})
 	if err != nil {
@@ -171,12 +129,21 @@ func TestApplyAddNullableReadsNoData(t *testing.T) {
 	if err != nil || !res.Applied {
 		t.Fatalf("apply = %+v, %v", res, err)
 	}
-	for _, k := range append(append([]string{}, rec.reads...), rec.writes...) {
+	var reads, writes []string
+	for _, q := range rec.Requests() {
+		switch q.Op {
+		case storage.OpGet, storage.OpGetRange:
+			reads = append(reads, q.Key)
+		case storage.OpPut, storage.OpPutIfAbsent, storage.OpPutIfMatch:
+			writes = append(writes, q.Key)
+		}
+	}
+	for _, k := range append(append([]string{}, reads...), writes...) {
 		if strings.Contains(k, "/data/") || strings.Contains(k, "/dv/") || strings.Contains(k, "/index/") {
 			t.Errorf("metadata-only apply touched %s", k)
 		}
 	}
-	t.Logf("apply on %d rows: %d requests (%d reads, %d writes): %v", rows, counting.Snapshot().Requests(), len(rec.reads), len(rec.writes), rec.writes)
+	t.Logf("apply on %d rows: %d requests (%d reads, %d writes): %v", rows, counting.Snapshot().Requests(), len(reads), len(writes), writes)
 	// Old fragments read through the new schema.
 	h2 := &bh{t: t, g: g, st: counting, qs: h.qs, ctx: h.ctx}
 	got := h2.nodes(Target{}, "Person", "years")
@@ -192,8 +159,7 @@ func TestApplyAddNullableReadsNoData(t *testing.T) {
 // three-way merge across different schemas is refused naming the change;
 // a fast-forward adopts the source's schema.
 func TestApplyBranches(t *testing.T) {
-	h := fixtureBH(t)
-	h.branch("feature", "")
+	h := featureBH(t)
 	old := h.schemaSrc("main")
 	if _, err := h.g.ApplySchema(h.ctx, evRenameAdd, SchemaApplyOptions{Branch: "feature"}); err != nil {
 		t.Fatal(err)
@@ -402,11 +368,7 @@ func TestApplyRenameSurvivesCleanup(t *testing.T) {
 	if _, err := h.g.Cleanup(h.ctx, CleanupOptions{Keep: 1, Confirm: true, Grace: -1}); err != nil {
 		t.Fatal(err)
 	}
-	g2, err := Open(h.ctx, h.st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2 := &bh{t: t, g: g2, st: h.st, qs: h.qs, ctx: h.ctx}
+	h2 := h.reopen()
 	if got := h2.nodes(Target{}, "Human", "fullname"); len(got) != 4 || got[0] != "Alice=Alice" {
 		t.Fatalf("Human after cleanup = %v", got)
 	}

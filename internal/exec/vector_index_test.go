@@ -57,9 +57,7 @@ func TestVectorIndexRecall(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, vecs := clusteredJSONL(r, n, dim, 64)
-	if _, err := g.Load(ctx, strings.NewReader(data), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
+	appendJSONL(t, g, data)
 	if _, err := g.Optimize(ctx, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,7 @@ func TestIndexLookupsMatchFragSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.Load(ctx, strings.NewReader(bulk.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-			t.Fatal(err)
-		}
+		appendJSONL(t, g, bulk.String())
 		return st, g
 	}
 	stA, _ := mk()

@@ -162,12 +162,20 @@ func DecodeKey(key string, data []byte) (*KeyIndex, error) {
 		pos += int(n)
 		return s, nil
 	}
-	nf, err := uv()
+	// count reads a count of what, which cannot exceed the object's bytes.
+	count := func(what string) (uint64, error) {
+		n, err := uv()
+		if err != nil {
+			return 0, err
+		}
+		if n > uint64(len(body)) {
+			return 0, bad(pos, what+" count overruns the object")
+		}
+		return n, nil
+	}
+	nf, err := count("fragment")
 	if err != nil {
 		return nil, err
-	}
-	if nf > uint64(len(body)) {
-		return nil, bad(pos, "fragment count overruns the object")
 	}
 	k := &KeyIndex{frags: make([]string, nf)}
 	for i := range k.frags {
@@ -175,12 +183,9 @@ func DecodeKey(key string, data []byte) (*KeyIndex, error) {
 			return nil, err
 		}
 	}
-	ne, err := uv()
+	ne, err := count("entry")
 	if err != nil {
 		return nil, err
-	}
-	if ne > uint64(len(body)) {
-		return nil, bad(pos, "entry count overruns the object")
 	}
 	k.ids = make([]string, 0, ne)
 	k.frag = make([]uint32, 0, ne)

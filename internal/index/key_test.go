@@ -109,20 +109,15 @@ func TestKeyIndexCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	typed := func(err error) bool {
-		var ce *table.CorruptError
-		var ve *table.VersionError
-		return errors.As(err, &ce) || errors.As(err, &ve)
-	}
 	for n := range len(data) {
-		if _, err := DecodeKey("k", data[:n]); !typed(err) {
+		if _, err := DecodeKey("k", data[:n]); !typedCorrupt(err) {
 			t.Fatalf("truncated to %d: %v", n, err)
 		}
 	}
 	for i := range data {
 		b := slices.Clone(data)
 		b[i] ^= 0x40
-		if _, err := DecodeKey("k", b); !typed(err) {
+		if _, err := DecodeKey("k", b); !typedCorrupt(err) {
 			t.Fatalf("flip at %d: %v", i, err)
 		}
 	}
@@ -192,4 +187,12 @@ func TestLookupMatchesScan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// typedCorrupt reports whether err is the typed refusal of a damaged
+// index object: a *table.CorruptError or *table.VersionError.
+func typedCorrupt(err error) bool {
+	var ce *table.CorruptError
+	var ve *table.VersionError
+	return errors.As(err, &ce) || errors.As(err, &ve)
 }

@@ -372,17 +372,8 @@ func corruptText(key string, off int64, reason string) error {
 // contiguous, in order, the directory and document lengths of the sizes
 // the counts imply.
 func parseTextHeader(key string, b []byte) (*textHeader, error) {
-	if len(b) < 8 || string(b[:4]) != textMagic {
-		return nil, corruptText(key, 0, "bad full-text index magic")
-	}
-	if b[4] != textVersion {
-		return nil, &table.VersionError{Key: key, Kind: "full-text index", Got: int(b[4]), Want: textVersion}
-	}
-	if len(b) < textHead {
-		return nil, corruptText(key, 0, "truncated full-text index header")
-	}
-	if crc(b[:textHead-4]) != binary.LittleEndian.Uint32(b[textHead-4:]) {
-		return nil, corruptText(key, textHead-4, "full-text index header checksum mismatch")
+	if err := checkHead(key, b, "full-text index", textMagic, textVersion, textHead); err != nil {
+		return nil, err
 	}
 	h := &textHeader{
 		width:  int(b[5]),
@@ -541,7 +532,7 @@ func parseTextDL(key string, h *textHeader, c0 int, b []byte, fn func(row int, d
 // 2), checking every checksum and bound: failures are *table.CorruptError
 // or *table.VersionError.
 func DecodeText(key string, b []byte) (*TextIndex, error) {
-	if len(b) >= 8 && string(b[:4]) == textMagic && b[4] == 1 {
+	if isV1(b, textMagic) {
 		return decodeTextV1(key, b)
 	}
 	h, err := parseTextHeader(key, b)

@@ -37,16 +37,11 @@ func TextSourceOf(x *TextIndex) *TextSource { return &TextSource{whole: x} }
 
 // OpenText reads the front of the full-text index object key.
 func OpenText(ctx context.Context, st storage.Store, key string) (*TextSource, error) {
-	front, err := st.GetRange(ctx, key, 0, TextFrontBytes)
+	front, v1, err := readFront(ctx, st, key, TextFrontBytes, textMagic)
 	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
+		return nil, err
 	}
-	if len(front) >= 8 && string(front[:4]) == textMagic && front[4] == 1 {
-		if len(front) == TextFrontBytes { // a version-1 object larger than the front
-			if front, _, err = st.Get(ctx, key); err != nil {
-				return nil, fmt.Errorf("index: read %s: %w", key, err)
-			}
-		}
+	if v1 {
 		x, err := decodeTextV1(key, front)
 		if err != nil {
 			return nil, err

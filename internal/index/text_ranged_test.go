@@ -239,9 +239,7 @@ func TestTextSourceCorrupt(t *testing.T) {
 			_, err = s.DocLens(ctx, offs)
 			return err
 		}()
-		var ce *table.CorruptError
-		var ve *table.VersionError
-		if !errors.As(err, &ce) && !errors.As(err, &ve) {
+		if !typedCorrupt(err) {
 			t.Fatalf("byte %d flipped: err = %v", i, err)
 		}
 	}

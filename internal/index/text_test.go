@@ -1,14 +1,11 @@
 package index
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 func randomDocs(r *rand.Rand, n int) []any {
@@ -95,9 +92,7 @@ func TestTextIndexCorrupt(t *testing.T) {
 		c := slices.Clone(b)
 		c[i] ^= 0x41
 		_, err := VerifyText("k", c)
-		var ce *table.CorruptError
-		var ve *table.VersionError
-		if !errors.As(err, &ce) && !errors.As(err, &ve) {
+		if !typedCorrupt(err) {
 			t.Fatalf("byte %d flipped: err = %v", i, err)
 		}
 	}

@@ -353,17 +353,8 @@ func corruptVec(key string, off int, reason string) error {
 // parseVecHeader checks the magic, version and checksum of a version-2
 // header and its sizes.
 func parseVecHeader(key string, b []byte) (*vecHeader, error) {
-	if len(b) < 8 || string(b[:4]) != vecMagic {
-		return nil, corruptVec(key, 0, "bad vector index magic")
-	}
-	if b[4] != vecVersion {
-		return nil, &table.VersionError{Key: key, Kind: "vector index", Got: int(b[4]), Want: vecVersion}
-	}
-	if len(b) < vecHead {
-		return nil, corruptVec(key, 0, "truncated vector index header")
-	}
-	if crc(b[:vecHead-4]) != binary.LittleEndian.Uint32(b[vecHead-4:]) {
-		return nil, corruptVec(key, vecHead-4, "vector index header checksum mismatch")
+	if err := checkHead(key, b, "vector index", vecMagic, vecVersion, vecHead); err != nil {
+		return nil, err
 	}
 	u := func(i int) int { return int(binary.LittleEndian.Uint32(b[8+4*i:])) }
 	h := &vecHeader{rows: u(0), dim: u(1), nlist: u(2), slots: u(3)}
@@ -426,7 +417,7 @@ func parseVecList(key string, h *vecHeader, at, n int, b []byte) (offs []int32, 
 // DecodeVector parses a vector index object read from key (version 1 or
 // 2), checking every checksum and bound, and that no row has two slots.
 func DecodeVector(key string, b []byte) (*VectorIndex, error) {
-	if len(b) >= 8 && string(b[:4]) == vecMagic && b[4] == 1 {
+	if isV1(b, vecMagic) {
 		return decodeVectorV1(key, b)
 	}
 	h, err := parseVecHeader(key, b)

@@ -35,16 +35,11 @@ func VectorSourceOf(x *VectorIndex) *VectorSource { return &VectorSource{whole: 
 
 // OpenVector reads the front of the vector index object key.
 func OpenVector(ctx context.Context, st storage.Store, key string) (*VectorSource, error) {
-	b, err := st.GetRange(ctx, key, 0, VectorFrontBytes)
+	b, v1, err := readFront(ctx, st, key, VectorFrontBytes, vecMagic)
 	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", key, err)
+		return nil, err
 	}
-	if len(b) >= 8 && string(b[:4]) == vecMagic && b[4] == 1 {
-		if len(b) == VectorFrontBytes {
-			if b, _, err = st.Get(ctx, key); err != nil {
-				return nil, fmt.Errorf("index: read %s: %w", key, err)
-			}
-		}
+	if v1 {
 		x, err := decodeVectorV1(key, b)
 		if err != nil {
 			return nil, err

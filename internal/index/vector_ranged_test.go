@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
-	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 func clusteredVecs(n, dim int, seed uint64) [][]float32 {
@@ -126,9 +125,7 @@ func TestVectorCorrupt(t *testing.T) {
 		c := slices.Clone(b)
 		c[i] ^= 0x41
 		_, err := DecodeVector("k", c)
-		var ce *table.CorruptError
-		var ve *table.VersionError
-		if !errors.As(err, &ce) && !errors.As(err, &ve) {
+		if !typedCorrupt(err) {
 			t.Fatalf("byte %d flipped: decode err = %v", i, err)
 		}
 		mem := storage.NewMem()
@@ -148,7 +145,7 @@ func TestVectorCorrupt(t *testing.T) {
 			}
 			return errors.New("accepted")
 		}()
-		if !errors.As(err, &ce) && !errors.As(err, &ve) {
+		if !typedCorrupt(err) {
 			t.Fatalf("byte %d flipped: cold probe err = %v", i, err)
 		}
 	}

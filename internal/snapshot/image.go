@@ -33,6 +33,20 @@ type Rows struct {
 	canon     bool
 }
 
+// newRows returns empty Rows with room for n rows of props (and of the
+// edge ends when edge).
+func newRows(n int, props []*schema.Property, edge bool) *Rows {
+	r := &Rows{IDs: make([]string, 0, n), Cols: make(map[string][]any, len(props))}
+	if edge {
+		r.Src = make([]string, 0, n)
+		r.Dst = make([]string, 0, n)
+	}
+	for _, p := range props {
+		r.Cols[p.Name] = make([]any, 0, n)
+	}
+	return r
+}
+
 // assembleFrom concatenates the live rows of fs's fragments.
 func assembleFrom(fs *Layout, props []*schema.Property, edge bool) *Rows {
 	parts, dels, live := fs.parts, fs.dels, fs.live
@@ -40,14 +54,7 @@ func assembleFrom(fs *Layout, props []*schema.Property, edge bool) *Rows {
 	if len(parts) == 1 && dels[0] == nil {
 		return parts[0]
 	}
-	out := &Rows{IDs: make([]string, 0, live), Cols: make(map[string][]any, len(props))}
-	if edge {
-		out.Src = make([]string, 0, live)
-		out.Dst = make([]string, 0, live)
-	}
-	for _, p := range props {
-		out.Cols[p.Name] = make([]any, 0, live)
-	}
+	out := newRows(live, props, edge)
 	for i, d := range parts {
 		// Copy the runs of live rows between deleted offsets.
 		lo := 0

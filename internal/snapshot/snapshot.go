@@ -217,15 +217,7 @@ func imageSize(rows, props int, edge bool) int64 {
 
 // decodeState decodes every live row of a table state.
 func (s *Snapshot) decodeState(ctx context.Context, st *table.State, props []*schema.Property, edge bool) (*Rows, error) {
-	n := st.Rows()
-	d := &Rows{IDs: make([]string, 0, n), Cols: make(map[string][]any, len(props))}
-	if edge {
-		d.Src = make([]string, 0, n)
-		d.Dst = make([]string, 0, n)
-	}
-	for _, p := range props {
-		d.Cols[p.Name] = make([]any, 0, n)
-	}
+	d := newRows(int(st.Rows()), props, edge)
 	sc, err := table.Scan(ctx, s.l.st, st, table.ScanOptions{})
 	if err != nil {
 		return nil, err

@@ -66,8 +66,12 @@ func (t *NodeTable) Row(id string) (int, bool) {
 func rowLookupsBeforeIndex(n int) int64 { return int64(64 + n/16) }
 
 // Value returns property prop of row (nil if null or not a column).
-func (t *NodeTable) Value(row int, prop string) any {
-	c := t.Cols[prop]
+func (t *NodeTable) Value(row int, prop string) any { return colValue(t.Cols, row, prop) }
+
+// colValue is row's value in column prop of cols (nil if null or not a
+// column).
+func colValue(cols map[string][]any, row int, prop string) any {
+	c := cols[prop]
 	if c == nil {
 		return nil
 	}
@@ -124,13 +128,7 @@ func (t *EdgeTable) In(dst string) []int32 {
 }
 
 // Value returns property prop of edge row (nil if null or not a column).
-func (t *EdgeTable) Value(row int, prop string) any {
-	c := t.Cols[prop]
-	if c == nil {
-		return nil
-	}
-	return c[row]
-}
+func (t *EdgeTable) Value(row int, prop string) any { return colValue(t.Cols, row, prop) }
 
 // Mem is a Snapshot held entirely in memory; tests and the staging
 // area of writes build one directly.

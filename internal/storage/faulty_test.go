@@ -100,10 +100,7 @@ func TestFaultyLostCASResponse(t *testing.T) {
 
 func TestFaultyHookAndReadAt(t *testing.T) {
 	ctx := t.Context()
-	f := storage.NewFaulty(storage.NewMem())
-	if _, err := f.Put(ctx, "frag", []byte("0123456789")); err != nil {
-		t.Fatal(err)
-	}
+	f := faultyHolding(t, "frag", "0123456789")
 	type call struct {
 		op    storage.Op
 		stage storage.Stage
@@ -148,10 +145,7 @@ func TestFaultyHookAndReadAt(t *testing.T) {
 // TestFaultyFailpoints: every op consults storage/before-<op> and storage/after-<op>.
 func TestFaultyFailpoints(t *testing.T) {
 	ctx := t.Context()
-	f := storage.NewFaulty(storage.NewMem())
-	if _, err := f.Put(ctx, "k", []byte("v")); err != nil {
-		t.Fatal(err)
-	}
+	f := faultyHolding(t, "k", "v")
 	info, _ := f.Stat(ctx, "k")
 	n := 0
 	calls := map[storage.Op]func() error{
@@ -193,4 +187,14 @@ func TestFaultyFailpoints(t *testing.T) {
 			})
 		}
 	}
+}
+
+// faultyHolding returns a Faulty in-memory store holding key = val.
+func faultyHolding(t *testing.T, key, val string) *storage.Faulty {
+	t.Helper()
+	f := storage.NewFaulty(storage.NewMem())
+	if _, err := f.Put(t.Context(), key, []byte(val)); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -91,9 +91,7 @@ func TestInlineDVStateCorrupt(t *testing.T) {
 // has no object to delete for it.
 func TestDeleteRowsInline(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedAlloc(t)
-	st := storage.NewMem()
-	s := tenFragments(t, st, WriteOptions{Alloc: mem})
+	mem, st, s := memTenFragments(t)
 	f4 := s.Fragments()[4]
 	countDV := func() int {
 		n := 0

@@ -123,9 +123,7 @@ func TestDVDecodeCorrupt(t *testing.T) {
 
 func TestDeleteMergesDeletionVectors(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedAlloc(t)
-	st := storage.NewMem()
-	s := tenFragments(t, st, WriteOptions{Alloc: mem})
+	mem, st, s := memTenFragments(t)
 	f4 := s.Fragments()[4]
 
 	s1, n, err := Delete(ctx, st, testPrefix, s, []string{"p41", "p43", "nope"})
@@ -177,9 +175,7 @@ func TestDeleteMergesDeletionVectors(t *testing.T) {
 
 func TestDeleteAllRowsDropsFragment(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedAlloc(t)
-	st := storage.NewMem()
-	s := tenFragments(t, st, WriteOptions{Alloc: mem})
+	_, st, s := memTenFragments(t)
 	key := s.Fragments()[0].Key
 	s1, err := DeleteRows(ctx, st, testPrefix, s, map[string][]int64{key: {0, 1, 2, 3, 4}})
 	if err != nil {
@@ -201,9 +197,7 @@ func TestDeleteAllRowsDropsFragment(t *testing.T) {
 
 func TestScanRejectsMismatchedDV(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedAlloc(t)
-	st := storage.NewMem()
-	s := tenFragments(t, st, WriteOptions{Alloc: mem})
+	mem, st, s := memTenFragments(t)
 	s1, _, err := Delete(ctx, st, testPrefix, s, []string{"p01"})
 	if err != nil {
 		t.Fatal(err)

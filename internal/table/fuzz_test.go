@@ -27,9 +27,7 @@ func FuzzDecodeState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := DecodeState(key, data)
 		if err != nil {
-			var ce *CorruptError
-			var ve *VersionError
-			if !(errors.As(err, &ce) && ce.Key == key) && !(errors.As(err, &ve) && ve.Key == key) {
+			if !namesObject(err, key) {
 				t.Fatalf("error %v does not name %s", err, key)
 			}
 			return
@@ -62,9 +60,7 @@ func FuzzDecodeDV(f *testing.F) {
 		for _, in := range [][]byte{data, fixed} {
 			dv, err := decodeDV(key, in)
 			if err != nil {
-				var ce *CorruptError
-				var ve *VersionError
-				if !(errors.As(err, &ce) && ce.Key == key) && !(errors.As(err, &ve) && ve.Key == key) {
+				if !namesObject(err, key) {
 					t.Fatalf("error %v does not name %s", err, key)
 				}
 				continue
@@ -75,4 +71,12 @@ func FuzzDecodeDV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// namesObject reports whether err is a *CorruptError or *VersionError
+// naming the object key: a decoder's refusal must say which object broke.
+func namesObject(err error, key string) bool {
+	var ce *CorruptError
+	var ve *VersionError
+	return (errors.As(err, &ce) && ce.Key == key) || (errors.As(err, &ve) && ve.Key == key)
 }

@@ -52,6 +52,21 @@ func writeRows(t *testing.T, st storage.Store, schema Schema, rows [][]any, opts
 	return f
 }
 
+// stateOf returns a fresh state of schema holding frags, in order.
+func stateOf(t *testing.T, schema Schema, frags ...Fragment) *State {
+	t.Helper()
+	s, err := NewState(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frags {
+		if s, err = s.Append(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 // rowsOf converts a record into Go rows via Value.
 func rowsOf(rec arrow.RecordBatch) [][]any {
 	out := make([][]any, rec.NumRows())

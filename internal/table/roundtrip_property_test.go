@@ -187,14 +187,7 @@ func TestRoundTripProperty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s0, err := NewState(schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := s0.Append(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := stateOf(t, schema, f)
 			got, _ := scanAll(t, st, s, ScanOptions{Alloc: mem})
 			diffRows(t, schema, got, want)
 

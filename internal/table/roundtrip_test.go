@@ -51,14 +51,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 			[]float32{0, 0, 0}, []byte{}, []any{"y", nil}, []any{}, "green"},
 	}
 	f := writeRows(t, st, schema, in, WriteOptions{Alloc: mem})
-	s0, err := NewState(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := s0.Append(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stateOf(t, schema, f)
 	got, _ := scanAll(t, st, s, ScanOptions{Alloc: mem})
 	if len(got) != len(want) {
 		t.Fatalf("got %d rows, want %d", len(got), len(want))
@@ -94,8 +87,7 @@ func TestProjectionReturnsOnlyRequestedColumns(t *testing.T) {
 	schema := allTypesSchema()
 	rows := [][]any{{"a", "s", true, 1, 2, 3, 4, float32(5), 6.0, 7, 8, []float32{1, 2, 3}, []byte("x"), []string{"t"}, nil, "e"}}
 	f := writeRows(t, st, schema, rows, WriteOptions{Alloc: mem})
-	s0, _ := NewState(schema)
-	s, _ := s0.Append(f)
+	s := stateOf(t, schema, f)
 	tests := []struct {
 		name string
 		cols []string

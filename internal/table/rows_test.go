@@ -52,11 +52,7 @@ func TestReadRowsMatchesScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 500
 	f := writeRows(t, st, schema, randomAllTypesRows(r, n), WriteOptions{Alloc: mem, RowGroupRows: 37})
-	s0, _ := NewState(schema)
-	s, err := s0.Append(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stateOf(t, schema, f)
 	all, _ := scanAll(t, st, s, ScanOptions{Alloc: mem})
 	// Hide some rows: ReadRows addresses the file, so it still returns them.
 	sDel, err := DeleteRows(ctx, st, testPrefix, s, map[string][]int64{f.Key: {0, 36, 37, 250}})
@@ -187,11 +183,7 @@ func TestReadRowsReadsOnlyTheirRowGroup(t *testing.T) {
 		rows[i] = []any{fmt.Sprintf("id%06d", i), fmt.Sprintf("%016x%016x", r.Uint64(), r.Uint64()), int64(i)}
 	}
 	f := writeRows(t, st, schema, rows, WriteOptions{Alloc: mem, RowGroupRows: perGroup})
-	s0, _ := NewState(schema)
-	s, err := s0.Append(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stateOf(t, schema, f)
 	cols := []string{"id", "payload"}
 	cost := func(read func() (int64, error)) int64 {
 		t.Helper()

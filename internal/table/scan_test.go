@@ -40,6 +40,15 @@ func tenFragments(t *testing.T, st storage.Store, opts WriteOptions) *State {
 	return s
 }
 
+// memTenFragments is tenFragments on a fresh in-memory store, written
+// through a checked allocator.
+func memTenFragments(t *testing.T) (*memory.CheckedAllocator, storage.Store, *State) {
+	t.Helper()
+	mem := checkedAlloc(t)
+	st := storage.NewMem()
+	return mem, st, tenFragments(t, st, WriteOptions{Alloc: mem})
+}
+
 // INVARIANT pin: a point lookup on a 10-fragment table opens only the one
 // fragment whose id range holds the id; the others cost no request at all.
 func TestPointLookupOpensOneFragment(t *testing.T) {
@@ -295,9 +304,7 @@ func TestScanBatchesAndOffsets(t *testing.T) {
 }
 
 func TestScanCancelled(t *testing.T) {
-	mem := checkedAlloc(t)
-	st := storage.NewMem()
-	s := tenFragments(t, st, WriteOptions{Alloc: mem})
+	mem, st, s := memTenFragments(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	sc, err := Scan(ctx, st, s, ScanOptions{Alloc: mem})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -116,13 +115,10 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, storage.Info, erro
 		if err != nil {
 			return err
 		}
-		defer out.Body.Close()
-		b, err := readBody(out.Body, out.ContentLength)
-		if err != nil {
+		if data, err = readBody(out); err != nil {
 			return err
 		}
-		data = b
-		info = storage.Info{Key: key, Size: int64(len(b)), ETag: aws.ToString(out.ETag), ModTime: aws.ToTime(out.LastModified)}
+		info = storage.Info{Key: key, Size: int64(len(data)), ETag: aws.ToString(out.ETag), ModTime: aws.ToTime(out.LastModified)}
 		return nil
 	})
 	if err != nil {
@@ -131,9 +127,11 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, storage.Info, erro
 	return data, info, nil
 }
 
-// readBody reads a response body completely; a short body is a transport
-// error (retried), never a short object.
-func readBody(r io.Reader, n *int64) ([]byte, error) {
+// readBody reads a GET's response body completely and closes it; a short
+// body is a transport error (retried), never a short object.
+func readBody(out *awss3.GetObjectOutput) ([]byte, error) {
+	defer out.Body.Close()
+	r, n := out.Body, out.ContentLength
 	var buf bytes.Buffer
 	if n != nil && *n > 0 {
 		buf.Grow(int(*n))
@@ -180,13 +178,8 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 			}
 			return err
 		}
-		defer out.Body.Close()
-		b, err := readBody(out.Body, out.ContentLength)
-		if err != nil {
-			return err
-		}
-		data = b
-		return nil
+		data, err = readBody(out)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(storage.OpGetRange, key, err)

@@ -324,36 +324,24 @@ func TestCancelDuringBackoff(t *testing.T) {
 // TestMultipart: big puts go through a multipart upload and read back
 // whole and by range; a conditional multipart put keeps its condition.
 func TestMultipart(t *testing.T) {
-	fs := newFakeServer(t)
-	testMultipart(t, func(cfg func(*Config)) *Store {
-		c := fakeConfig(fs)
-		cfg(&c)
-		s, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}, false)
+	testMultipart(t, fakeConfig(newFakeServer(t)), false)
 }
 
 // TestMultipartServer also checks that CompleteMultipartUpload honours
 // If-None-Match (gofakes3 ignores it).
 func TestMultipartServer(t *testing.T) {
 	serverURI(t)
-	testMultipart(t, func(cfg func(*Config)) *Store {
-		s := newServerStore(t)
-		c := s.cfg
-		cfg(&c)
-		s2, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s2
-	}, true)
+	testMultipart(t, newServerStore(t).cfg, true)
 }
 
-func testMultipart(t *testing.T, open func(func(*Config)) *Store, conditional bool) {
-	s := open(func(c *Config) { c.PartSize = 5 << 20; c.MultipartThreshold = 6 << 20 })
+// testMultipart runs the multipart checks on a store of cfg with 5 MiB
+// parts from 6 MiB on.
+func testMultipart(t *testing.T, cfg Config, conditional bool) {
+	cfg.PartSize, cfg.MultipartThreshold = 5<<20, 6<<20
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := t.Context()
 	data := bytes.Repeat([]byte("0123456789abcdef"), (11<<20)/16+7) // 3 parts
 	before := s.Attempts()

@@ -179,21 +179,64 @@ func wantKeyErr(t *testing.T, what string, err error, sentinel error, key string
 	}
 }
 
+// keyOp is one single-key operation of a store, run for its error.
+type keyOp struct {
+	name string
+	run  func(ctx context.Context, s storage.Store, key string) error
+}
+
+// keyReads are the reads of one key: Get, GetRange, Stat and OpenReadAt.
+func keyReads() []keyOp {
+	return []keyOp{
+		{"Get", func(ctx context.Context, s storage.Store, key string) error { _, _, err := s.Get(ctx, key); return err }},
+		{"GetRange", func(ctx context.Context, s storage.Store, key string) error {
+			_, err := s.GetRange(ctx, key, 0, 1)
+			return err
+		}},
+		{"Stat", func(ctx context.Context, s storage.Store, key string) error { _, err := s.Stat(ctx, key); return err }},
+		{"OpenReadAt", func(ctx context.Context, s storage.Store, key string) error {
+			_, err := storage.OpenReadAt(ctx, s, key)
+			return err
+		}},
+	}
+}
+
+// keyWrites are the writes of one key: the three puts and Delete.
+func keyWrites() []keyOp {
+	return []keyOp{
+		{"Put", func(ctx context.Context, s storage.Store, key string) error {
+			_, err := s.Put(ctx, key, nil)
+			return err
+		}},
+		{"PutIfAbsent", func(ctx context.Context, s storage.Store, key string) error {
+			_, err := s.PutIfAbsent(ctx, key, nil)
+			return err
+		}},
+		{"PutIfMatch", func(ctx context.Context, s storage.Store, key string) error {
+			_, err := s.PutIfMatch(ctx, key, nil, "e")
+			return err
+		}},
+		{"Delete", func(ctx context.Context, s storage.Store, key string) error { return s.Delete(ctx, key) }},
+	}
+}
+
+// wantKeyErrs runs every op on key and requires each error to be sentinel
+// as a *storage.Error naming key.
+func wantKeyErrs(t *testing.T, s storage.Store, key string, sentinel error, ops []keyOp) {
+	t.Helper()
+	for _, op := range ops {
+		wantKeyErr(t, op.name, op.run(t.Context(), s, key), sentinel, key)
+	}
+}
+
 func testNotFound(t *testing.T, s storage.Store) {
-	ctx := t.Context()
 	mustPut(t, s, "dir/file", "x")
 	for _, key := range []string{"missing", "dir/missing", "nodir/x", "dir", "dir/file/below"} {
 		t.Run(key, func(t *testing.T) {
-			_, _, err := s.Get(ctx, key)
-			wantKeyErr(t, "Get", err, storage.ErrNotFound, key)
-			_, err = s.GetRange(ctx, key, 0, 1)
-			wantKeyErr(t, "GetRange", err, storage.ErrNotFound, key)
-			_, err = s.Stat(ctx, key)
-			wantKeyErr(t, "Stat", err, storage.ErrNotFound, key)
-			_, err = storage.OpenReadAt(ctx, s, key)
-			wantKeyErr(t, "OpenReadAt", err, storage.ErrNotFound, key)
-			_, err = s.PutIfMatch(ctx, key, []byte("y"), "some-etag")
-			wantKeyErr(t, "PutIfMatch", err, storage.ErrNotFound, key)
+			wantKeyErrs(t, s, key, storage.ErrNotFound, append(keyReads(), keyOp{"PutIfMatch", func(ctx context.Context, s storage.Store, key string) error {
+				_, err := s.PutIfMatch(ctx, key, []byte("y"), "some-etag")
+				return err
+			}}))
 		})
 	}
 }
@@ -214,22 +257,7 @@ func testInvalidKeys(t *testing.T, s storage.Store) {
 			if err := storage.ValidateKey(key); !errors.Is(err, storage.ErrInvalidKey) {
 				t.Errorf("ValidateKey: %v", err)
 			}
-			_, _, err := s.Get(ctx, key)
-			wantKeyErr(t, "Get", err, storage.ErrInvalidKey, key)
-			_, err = s.GetRange(ctx, key, 0, 1)
-			wantKeyErr(t, "GetRange", err, storage.ErrInvalidKey, key)
-			_, err = s.Stat(ctx, key)
-			wantKeyErr(t, "Stat", err, storage.ErrInvalidKey, key)
-			_, err = s.Put(ctx, key, nil)
-			wantKeyErr(t, "Put", err, storage.ErrInvalidKey, key)
-			_, err = s.PutIfAbsent(ctx, key, nil)
-			wantKeyErr(t, "PutIfAbsent", err, storage.ErrInvalidKey, key)
-			_, err = s.PutIfMatch(ctx, key, nil, "e")
-			wantKeyErr(t, "PutIfMatch", err, storage.ErrInvalidKey, key)
-			err = s.Delete(ctx, key)
-			wantKeyErr(t, "Delete", err, storage.ErrInvalidKey, key)
-			_, err = storage.OpenReadAt(ctx, s, key)
-			wantKeyErr(t, "OpenReadAt", err, storage.ErrInvalidKey, key)
+			wantKeyErrs(t, s, key, storage.ErrInvalidKey, append(keyReads(), keyWrites()...))
 		})
 	}
 	for _, prefix := range []string{"/abs", "a//b", "../x", "a/../", "x\x00"} {
