@@ -146,7 +146,7 @@ func vectorsOf(col []any) [][]float32 {
 // fragments are still answered exactly; `optimize` builds the rest.
 type IndexCoverage struct {
 	Property           string
-	Kind               string // index.KindText ("fts") or index.KindVector ("ivf")
+	Kind               string // index.KindText ("fts"), index.KindVector ("ivf") or index.KindBTree ("btree")
 	FragmentsIndexed   int
 	RowsIndexed        int64 // live rows of the covered fragments
 	FragmentsUnindexed int

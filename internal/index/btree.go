@@ -35,10 +35,10 @@ const (
 	btHead = 4 + 4 + 4*5 + 8 + 4
 	// btBlockBytes is the size a block is cut at (at a run boundary: a
 	// run longer than this makes one larger block).
-	btBlockBytes = 4 << 10
+	btBlockBytes = 2 << 10
 	// BTreeFrontBytes is the first ranged read of a lookup: the header
 	// and the directory, and for a small fragment the whole object.
-	BTreeFrontBytes = 16 << 10
+	BTreeFrontBytes = 2 << 10
 )
 
 // Value domains of a scalar index: how the column's values are ordered.

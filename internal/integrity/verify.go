@@ -388,6 +388,16 @@ func (v *verifier) checkIndex(ref table.IndexRef) error {
 			return err
 		}
 		return coversOne(ref, x.Rows())
+	case index.KindBTree:
+		b, _, err := v.st.Get(v.ctx, ref.Key)
+		if err != nil {
+			return err
+		}
+		x, err := index.VerifyBTree(ref.Key, b)
+		if err != nil {
+			return err
+		}
+		return coversOne(ref, x.Rows())
 	case index.KindVector:
 		x, err := index.ReadVector(v.ctx, v.st, ref.Key)
 		if err != nil {
