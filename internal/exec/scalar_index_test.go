@@ -26,6 +26,7 @@ node Item {
   d: Date? @index  b: Bool? @index  tags: [String]?
   @index(n, s)
 }
+edge Rel: Item -> Item
 `
 
 // scalarRefs counts the scalar index objects of the Item table by column.
@@ -64,6 +65,13 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 		if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, k*700, 700)), LoadRequest{Mode: LoadAppend}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	var edges strings.Builder
+	for range 3000 {
+		fmt.Fprintf(&edges, `{"edge":"Rel","from":"i%d","to":"i%d"}`+"\n", rng.IntN(2100), rng.IntN(2100))
+	}
+	if _, err := g.Load(ctx, strings.NewReader(edges.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
 	}
 	res, err := g.Optimize(ctx, "main")
 	if err != nil {
@@ -133,6 +141,11 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 		`return { $i.name }`,
 		`return { $i.e, count($i) as c, sum($i.n) as t }`,
 		`return { $i.name, $i.u } order { $i.u desc } limit 5`,
+		// Traversals from the filtered scan: its anchors (partial
+		// snapshots) or its filter bitmap (dense counts).
+		`$i rel $j return { count($j) as c }`,
+		`$i rel $j  $j rel $k return { count($k) as c }`,
+		`$i rel $j return { $i.name, $j.name } order { $i.name asc, $j.name asc }`,
 	}
 	viaIndex, ran := 0, 0
 	for q := range 160 {
@@ -153,7 +166,14 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			conds = append(conds, `$i.f > 0.3`) // no index: left to the scan and eval
 		}
-		src := fmt.Sprintf("query q(%s) { match { $i: Item  %s } %s }", strings.Join(decl, ", "), strings.Join(conds, "  "), returns[rng.IntN(len(returns))])
+		ret := returns[rng.IntN(len(returns))]
+		if tail, ok := strings.CutPrefix(ret, "$i rel"); ok {
+			// the traversal goes inside the match
+			m, r, _ := strings.Cut(tail, " return ")
+			conds = append(conds, "$i rel"+m)
+			ret = "return " + r
+		}
+		src := fmt.Sprintf("query q(%s) { match { $i: Item  %s } %s }", strings.Join(decl, ", "), strings.Join(conds, "  "), ret)
 		f, err := query.Compile(g.catalog0(t), "q.gq", src)
 		if err != nil {
 			if strings.Contains(err.Error(), "enum") {
@@ -294,4 +314,81 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: want a positive integer", name, s)
 	}
 	return n
+}
+
+// TestScalarIndexDenseMatchesImages: the dense counts' filter bitmaps
+// (snapshot DenseMask) come from the scalar indexes where fragments have
+// them; after deletes and updates past the index build they count what
+// whole-table images count, and the dense path reads the indexes.
+func TestScalarIndexDenseMatchesImages(t *testing.T) {
+	ctx := context.Background()
+	pg := strings.Replace(denseSchema, "score: F64? }", "score: F64?  @index(age, city) }", 1)
+	g, st, rng := readTestGraph(t, pg, 12)
+	for k := range 3 {
+		if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, k*2000, 2000, 7)), LoadRequest{Mode: LoadAppend}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.Optimize(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := query.Compile(g.catalog0(t), "w.gq", denseWrites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, _ := wf.Query("del_p")
+	setAge, _ := wf.Query("set_age")
+	for i := range 25 {
+		if _, err := g.Mutate(ctx, "main", del, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(6000))}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Mutate(ctx, "main", setAge, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(6000)), "age": i}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := imageHandle(t, st)
+	for qi, q := range []struct {
+		body  string
+		dense bool // else a partial snapshot of the few anchors
+	}{
+		{`match { $p: Person  $p.age < $lim  $p knows $f  $f.city = "c3" } return { count($f) as c }`, true},
+		{`match { $p: Person  $p.age >= 8  $p.age <= 80  $p knows{1,2} $f } return { count($f) as c }`, true},
+		{`match { $p: Person  $p.age >= 8  $p.age <= 30  $p knows{1,2} $f } return { count($f) as c }`, false},
+		{`match { $p: Person  $p.city = "c2"  $p.age = 40  $p knows $f } return { $p.city, count($f) as c }`, false},
+		{`match { $p: Person  $p knows $a  $a knows $b  $b.city = "c2"  $b.age > 11 } return { count($b) as c, count($p) as d }`, true},
+	} {
+		body := q.body
+		p, err := query.CompileQuery(g.catalog0(t), "q.gq", "query q($lim: I32) { "+body+" }", "q")
+		if err != nil {
+			t.Fatalf("query %d: %v", qi, err)
+		}
+		want, _, err := full.Query(ctx, Target{}, p, map[string]any{"lim": 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := storage.NewRecording(st)
+		dense, err := Open(ctx, rec, Options{CacheBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := dense.Query(ctx, Target{}, p, map[string]any{"lim": 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := dense.snaps.DenseReads() == 1; took != q.dense {
+			t.Fatalf("query %d: dense path taken %v, want %v", qi, took, q.dense)
+		}
+		btr := 0
+		for _, r := range rec.Requests() {
+			if strings.HasSuffix(r.Key, ".btr") {
+				btr++
+			}
+		}
+		if btr == 0 {
+			t.Fatalf("query %d: no scalar index read", qi)
+		}
+		if !reflect.DeepEqual(got.Rows, want.Rows) {
+			t.Fatalf("query %d: dense rows %v, want %v", qi, got.Rows, want.Rows)
+		}
+	}
 }

@@ -158,10 +158,11 @@ func intersectSorted(a, b []int64) []int64 {
 }
 
 // filteredScan streams the live rows of st passing filters, in storage
-// order: rec calls get each record of the read columns (RowOffsets:
-// with their offsets), and rows passing without a record — fragments
-// whose candidates the indexes decided, when read is empty — are
-// reported to count. With read empty, count receives every row.
+// order: rec gets each record of the read columns (with offsets: with
+// their offsets in frag). With read empty nothing is decoded for the
+// rows themselves: with offsets, rec gets a nil record and the offsets;
+// without, count gets the number of rows (fragments whose candidates
+// the indexes decided are then not read at all).
 func (s *Snapshot) filteredScan(ctx context.Context, st *table.State, read []string, filters []table.Filter, offsets bool,
 	rec func(r arrow.RecordBatch, frag string, offs []int64) error, count func(n int)) error {
 	cands, ok, err := s.scalarCandidates(ctx, st, filters)
@@ -193,7 +194,13 @@ func (s *Snapshot) filteredScan(ctx context.Context, st *table.State, read []str
 			if err != nil {
 				return err
 			}
-			count(len(live))
+			if offsets {
+				if err := rec(nil, fc.f.Key, live); err != nil {
+					return err
+				}
+			} else {
+				count(len(live))
+			}
 			continue
 		}
 		if err := s.scanPart(ctx, one, read, fc.rest, offsets, fc.rows, rec, count); err != nil {
@@ -226,8 +233,11 @@ func (s *Snapshot) scanPart(ctx context.Context, st *table.State, read []string,
 	for sc.Next() {
 		r := sc.Record()
 		if len(read) == 0 {
-			count(int(r.NumRows()))
-			continue
+			if !offsets {
+				count(int(r.NumRows()))
+				continue
+			}
+			r = nil
 		}
 		if err := rec(r, sc.Fragment(), sc.Offsets()); err != nil {
 			return err
