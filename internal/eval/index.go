@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -168,7 +169,7 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 			if !iv.eq || len(iv.rows) > maxIntersectRatio*len(cands) {
 				continue
 			}
-			cands = intersectRows(cands, iv.rows)
+			cands = index.Intersect(cands, iv.rows)
 			decide(iv.prop)
 		}
 	}
@@ -189,23 +190,6 @@ type propInterval struct {
 // maxIntersectRatio bounds how much longer than the candidates an
 // equality interval may be to be intersected with them.
 const maxIntersectRatio = 8
-
-// intersectRows returns the rows in both ascending lists (a new slice).
-func intersectRows(a, b []int32) []int32 {
-	out := make([]int32, 0, min(len(a), len(b)))
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i, j = i+1, j+1
-		}
-	}
-	return out
-}
 
 // rowOrder returns rows in ascending order: already sorted runs (an
 // equality interval is ordered by row) are copied, others go through a

@@ -2,12 +2,9 @@ package exec
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
-	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
 )
@@ -30,9 +27,8 @@ import (
 // scalarColumns returns the columns of node table tk (state schema ts)
 // that the catalog declares a scalar index on, in declaration order.
 func scalarColumns(cat *schema.Catalog, tk string, ts table.Schema) []string {
-	name, isNode := strings.CutPrefix(tk, "node:")
-	nt, ok := cat.Node(name)
-	if !isNode || !ok || snapshot.NodeKey(nt.Name) != tk {
+	nt, ok := indexedNode(cat, tk)
+	if !ok {
 		return nil
 	}
 	var out []string
@@ -57,58 +53,19 @@ func scalarColumns(cat *schema.Catalog, tk string, ts table.Schema) []string {
 // buildScalarIndexes writes the missing scalar indexes of frags
 // (fragments of state s, table tk) and returns their references.
 func buildScalarIndexes(ctx context.Context, st storage.Store, cat *schema.Catalog, tk string, s *table.State, frags []table.Fragment, refs []table.IndexRef) ([]table.IndexRef, error) {
-	ts := s.Schema()
-	cols := scalarColumns(cat, tk, ts)
-	if len(cols) == 0 {
-		return nil, nil
+	var cols []searchColumn
+	for _, c := range scalarColumns(cat, tk, s.Schema()) {
+		cols = append(cols, searchColumn{c, index.KindBTree})
 	}
-	prefix := snapshot.TablePrefix(tk)
-	var out []table.IndexRef
-	for _, f := range frags {
-		var need []string
-		for _, c := range cols {
-			if _, ok := index.RefFor(refs, index.KindBTree, c, f.Key); !ok {
-				need = append(need, c)
-			}
-		}
-		if len(need) == 0 {
-			continue
-		}
-		vals, err := fragmentColumns(ctx, st, s, f, need)
-		if err != nil {
-			return nil, err
-		}
-		for i, c := range need {
-			k := ts.Columns[ts.Index(c)].Type.Kind
-			ref, err := index.WriteBTree(ctx, st, prefix, f.Key, c, k, vals[i])
-			if err != nil {
-				return nil, fmt.Errorf("index %s.%s: %w", tk, c, err)
-			}
-			out = append(out, ref)
-		}
-	}
-	return out, nil
+	return buildColumnIndexes(ctx, st, tk, s, frags, refs, cols)
 }
 
 // scalarCoverage reports, per declared scalar index of table tk, the
 // fragments with a persisted object (IndexCoverage kind "btree").
 func scalarCoverage(cat *schema.Catalog, tk string, s *table.State) []IndexCoverage {
-	cols := scalarColumns(cat, tk, s.Schema())
-	if len(cols) == 0 {
-		return nil
-	}
-	refs := s.Indexes()
-	out := make([]IndexCoverage, len(cols))
-	for i, c := range cols {
-		out[i] = IndexCoverage{Property: c, Kind: index.KindBTree}
-		for _, f := range s.Fragments() {
-			if _, ok := index.RefFor(refs, index.KindBTree, c, f.Key); ok {
-				out[i].FragmentsIndexed++
-				out[i].RowsIndexed += f.Live()
-			} else {
-				out[i].FragmentsUnindexed++
-			}
-		}
+	var out []IndexCoverage
+	for _, c := range scalarColumns(cat, tk, s.Schema()) {
+		out = append(out, coverageOf(s, index.KindBTree, c))
 	}
 	return out
 }

@@ -89,20 +89,7 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 	if res, err := g.Optimize(ctx, "main"); err != nil || res.Commit != nil {
 		t.Fatalf("second optimize: %+v %v", res, err)
 	}
-	wf, err := query.Compile(g.catalog0(t), "w.gq", scanWrites)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setN, _ := wf.Query("set_n")
-	del, _ := wf.Query("del")
-	for i := range 40 {
-		if _, err := g.Mutate(ctx, "main", setN, map[string]any{"name": fmt.Sprintf("i%d", rng.IntN(2100)), "n": i - 20}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.Mutate(ctx, "main", del, map[string]any{"name": fmt.Sprintf("i%d", rng.IntN(2100))}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	churn(t, g, rng, scanWrites, "set_n", "n", "del", "i", 2100, 40, func(i int) any { return i - 20 })
 	if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, 2100, 300)), LoadRequest{Mode: LoadAppend}); err != nil {
 		t.Fatal(err)
 	}
@@ -332,20 +319,7 @@ func TestScalarIndexDenseMatchesImages(t *testing.T) {
 	if _, err := g.Optimize(ctx, "main"); err != nil {
 		t.Fatal(err)
 	}
-	wf, err := query.Compile(g.catalog0(t), "w.gq", denseWrites)
-	if err != nil {
-		t.Fatal(err)
-	}
-	del, _ := wf.Query("del_p")
-	setAge, _ := wf.Query("set_age")
-	for i := range 25 {
-		if _, err := g.Mutate(ctx, "main", del, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(6000))}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.Mutate(ctx, "main", setAge, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(6000)), "age": i}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	churn(t, g, rng, denseWrites, "set_age", "age", "del_p", "p", 6000, 25, func(i int) any { return i })
 	full := imageHandle(t, st)
 	for qi, q := range []struct {
 		body  string
@@ -389,6 +363,28 @@ func TestScalarIndexDenseMatchesImages(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Rows, want.Rows) {
 			t.Fatalf("query %d: dense rows %v, want %v", qi, got.Rows, want.Rows)
+		}
+	}
+}
+
+// churn runs rounds of an update and a delete of random rows (named
+// prefix0 … prefix<rows-1>) through queries set and del of writes: set's
+// parameter param gets val(round), both take the row's name as "name".
+func churn(t *testing.T, g *Graph, rng *rand.Rand, writes, set, param, del, prefix string, rows, rounds int, val func(int) any) {
+	t.Helper()
+	ctx := context.Background()
+	wf, err := query.Compile(g.catalog0(t), "w.gq", writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, _ := wf.Query(set)
+	dq, _ := wf.Query(del)
+	for i := range rounds {
+		if _, err := g.Mutate(ctx, "main", sq, map[string]any{"name": fmt.Sprintf("%s%d", prefix, rng.IntN(rows)), param: val(i)}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Mutate(ctx, "main", dq, map[string]any{"name": fmt.Sprintf("%s%d", prefix, rng.IntN(rows))}, MutateOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

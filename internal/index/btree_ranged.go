@@ -148,18 +148,5 @@ func (s *BTreeSource) Match(ctx context.Context, conds []BTreeCond) (offs []int6
 // at returns object bytes [off, off+n): from the front when it holds
 // them, else by one ranged read.
 func (s *BTreeSource) at(ctx context.Context, off, n uint64) ([]byte, error) {
-	if off+n <= uint64(len(s.front)) {
-		return s.front[off : off+n], nil
-	}
-	if s.st == nil {
-		return nil, corruptBT(s.key, int64(off), "scalar index truncated")
-	}
-	b, err := s.st.GetRange(ctx, s.key, int64(off), int64(n))
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", s.key, err)
-	}
-	if uint64(len(b)) != n {
-		return nil, corruptBT(s.key, int64(off), "scalar index truncated")
-	}
-	return b, nil
+	return frontOr(ctx, s.st, s.key, s.front, off, n, "scalar index truncated")
 }

@@ -102,7 +102,7 @@ func (s *Snapshot) scalarCandidates(ctx context.Context, st *table.State, filter
 				continue
 			}
 			if fc.indexed {
-				fc.rows = intersectSorted(fc.rows, offs)
+				fc.rows = index.Intersect(fc.rows, offs)
 			} else {
 				fc.indexed, fc.rows = true, offs
 			}
@@ -138,23 +138,6 @@ func (s *Snapshot) btreeSource(ctx context.Context, key string) (*index.BTreeSou
 		return nil, err
 	}
 	return v.(*index.BTreeSource), nil
-}
-
-// intersectSorted returns the offsets in both ascending lists.
-func intersectSorted(a, b []int64) []int64 {
-	out := a[:0:0]
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i, j = i+1, j+1
-		}
-	}
-	return out
 }
 
 // filteredScan streams the live rows of st passing filters, in storage
