@@ -2,10 +2,12 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // scalarSchema is scanSchema with scalar indexes: single-property ones
@@ -386,5 +389,69 @@ func churn(t *testing.T, g *Graph, rng *rand.Rand, writes, set, param, del, pref
 		if _, err := g.Mutate(ctx, "main", dq, map[string]any{"name": fmt.Sprintf("%s%d", prefix, rng.IntN(rows))}, MutateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestScalarIndexCorruptIsTyped: a flipped byte in a scalar index object
+// makes a cold read that uses it fail with a *table.CorruptError naming
+// the object, or (a byte no lookup reads) answer exactly as before —
+// never a wrong count.
+func TestScalarIndexCorruptIsTyped(t *testing.T) {
+	ctx := context.Background()
+	g, st, rng := readTestGraph(t, scalarSchema, 13)
+	if _, err := g.Load(ctx, strings.NewReader(scanItems(rng, 0, 3000)), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Optimize(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	if err := st.List(ctx, "tables/", "", func(info storage.Info) error {
+		if strings.HasSuffix(info.Key, ".btr") && key == "" {
+			key = info.Key
+		}
+		return nil
+	}); err != nil || key == "" {
+		t.Fatalf("no scalar index object (%v)", err)
+	}
+	orig, _, err := st.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := query.CompileQuery(g.catalog0(t), "q.gq", `query q($lo: I64) { match { $i: Item  $i.n >= $lo  $i.u >= 0  $i.e >= "blue"  $i.d >= date("2000-01-01")  $i.s >= ""  $i.b >= false } return { count($i) as c } }`, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := imageHandle(t, st).Query(ctx, Target{}, p, map[string]any{"lo": -100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i := 0; i < len(orig); i += 1 + len(orig)/97 {
+		bad := slices.Clone(orig)
+		bad[i] ^= 0x21
+		if _, err := st.Put(ctx, key, bad); err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Open(ctx, st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := fresh.Query(ctx, Target{}, p, map[string]any{"lo": -100})
+		var ce *table.CorruptError
+		switch {
+		case err != nil && (!errors.As(err, &ce) || ce.Key != key):
+			t.Fatalf("byte %d: %v is not a corruption of %s", i, err, key)
+		case err != nil:
+			failed++
+		case !reflect.DeepEqual(got.Rows, want.Rows):
+			t.Fatalf("byte %d: SILENT WRONG ANSWER %v, want %v", i, got.Rows, want.Rows)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no flipped byte was detected")
+	}
+	if _, err := st.Put(ctx, key, orig); err != nil {
+		t.Fatal(err)
 	}
 }
