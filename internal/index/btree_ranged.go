@@ -101,6 +101,21 @@ func (s *BTreeSource) Size() int64 { return int64(s.h.size()) }
 // FrontBytes is how many bytes of the object OpenBTree holds.
 func (s *BTreeSource) FrontBytes() int64 { return int64(len(s.front)) }
 
+// Estimate bounds from above, from the directory alone, how many rows
+// Match(conds) returns (the entries of the blocks it would read), and
+// says how many blocks it would read; ok is false as for Match.
+func (s *BTreeSource) Estimate(conds []BTreeCond) (n, blocks int, ok bool) {
+	r, ok := s.h.dom.rangeOf(conds)
+	if !ok || r.empty {
+		return 0, 0, ok
+	}
+	i, j := blocksOf(s.h.dom, s.dir, r)
+	for _, blk := range s.dir[i:j] {
+		n += blk.ents
+	}
+	return n, j - i, true
+}
+
 // Match returns the row offsets, ascending, whose value satisfies every
 // condition (nulls never do); ok is false when a condition's constant
 // is of a type the index's column does not compare with (the caller

@@ -392,3 +392,30 @@ func TestBTreeCorrupt(t *testing.T) {
 		t.Fatalf("mistyped value: %v", err)
 	}
 }
+
+// TestBTreeEstimate: the directory's estimate bounds Match's answer from
+// above and is exact when the matched values fill whole blocks.
+func TestBTreeEstimate(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := btColumn(r, table.I64, 30000, 500, 10)
+	obj, err := BuildBTree(table.I64, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := DecodeBTree("x.btr", obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := range 200 {
+		conds := []BTreeCond{{BTreeOp(1 + r.IntN(5)), btConst(r, table.I64, vals)}}
+		est, _, ok := s.Estimate(conds)
+		got, ok2, err := s.Match(ctx, conds)
+		if err != nil || !ok || !ok2 || est < len(got) {
+			t.Fatalf("query %d %v: estimate %d, match %d (%v)", q, conds, est, len(got), err)
+		}
+	}
+	if est, _, _ := s.Estimate([]BTreeCond{{BTreeGe, int64(math.MinInt64)}}); est != len(bruteMatch(vals, []BTreeCond{{BTreeGe, int64(math.MinInt64)}})) {
+		t.Fatalf("whole-range estimate %d", est)
+	}
+}

@@ -94,11 +94,20 @@ func (s *Snapshot) scalarCandidates(ctx context.Context, st *table.State, filter
 			if src.Rows() != int(f.Rows) {
 				return nil, false, &table.CorruptError{Key: ref.Key, Offset: -1, Reason: "scalar index row count differs from its fragment's"}
 			}
+			// An index selecting much of the fragment is no cheaper
+			// than scanning the column (maxIndexedFraction, as for the
+			// images' sorted indexes): past one block, the directory's
+			// bound decides before anything is read; within one block
+			// (a small fragment), the rows it holds.
+			est, blocks, ok := src.Estimate(byCol[c])
+			if !ok || blocks > 1 && est*maxIndexedFraction > int(f.Rows) {
+				continue
+			}
 			offs, ok, err := src.Match(ctx, byCol[c])
 			if err != nil {
 				return nil, false, err
 			}
-			if !ok {
+			if !ok || len(offs)*maxIndexedFraction > int(f.Rows) {
 				continue
 			}
 			if fc.indexed {
