@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -68,14 +69,9 @@ func (s *Snapshot) scalarCandidates(ctx context.Context, st *table.State, filter
 		}
 		byCol[f.Column] = append(byCol[f.Column], index.BTreeCond{Op: op, Value: f.Value})
 	}
-	any := false
-	for _, r := range refs {
-		if r.Kind == index.KindBTree && len(r.Columns) == 1 && byCol[r.Columns[0]] != nil {
-			any = true
-			break
-		}
-	}
-	if !any {
+	if !slices.ContainsFunc(refs, func(r table.IndexRef) bool {
+		return r.Kind == index.KindBTree && len(r.Columns) == 1 && byCol[r.Columns[0]] != nil
+	}) {
 		return nil, false, nil
 	}
 	out := make([]fragCands, 0, st.NumFragments())
