@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -22,12 +24,7 @@ func TestScanRowsRestriction(t *testing.T) {
 	schema := allTypesSchema()
 	r := rand.New(rand.NewPCG(3, 4))
 	const n = 500
-	f := writeRows(t, st, schema, randomAllTypesRows(r, n), WriteOptions{Alloc: mem, RowGroupRows: 37})
-	s0, _ := NewState(schema)
-	s, err := s0.Append(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, f := allTypesFragment(t, st, mem, r, n)
 	deleted := []int64{0, 36, 37, 250, 499}
 	sDel, err := DeleteRows(ctx, st, testPrefix, s, map[string][]int64{f.Key: deleted})
 	if err != nil {
@@ -119,4 +116,17 @@ func TestScanRowsRestriction(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
+}
+
+// allTypesFragment writes n random rows of allTypesSchema (row groups of
+// 37 rows) as one fragment and returns its one-fragment state.
+func allTypesFragment(t *testing.T, st storage.Store, mem memory.Allocator, r *rand.Rand, n int) (*State, Fragment) {
+	t.Helper()
+	f := writeRows(t, st, allTypesSchema(), randomAllTypesRows(r, n), WriteOptions{Alloc: mem, RowGroupRows: 37})
+	s0, _ := NewState(allTypesSchema())
+	s, err := s0.Append(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, f
 }
