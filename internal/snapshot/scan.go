@@ -75,15 +75,11 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 		}
 		return nil
 	}, func(int) {})
-	if err == errTooMany {
+	if errors.Is(err, errTooMany) {
 		return false, nil
 	}
 	return err == nil, err
 }
-
-// errTooMany stops a scan gathering more anchors than a partial snapshot
-// holds.
-var errTooMany = errors.New("snapshot: too many anchors")
 
 // scanOnly builds the table of the plan's only scan o (no traversal): the
 // live rows passing its pushed-down filters, with the properties the rest
