@@ -42,6 +42,7 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 					Committed        bool   `json:"committed"`
 					Indexed          int    `json:"fragments_indexed"`
 					SearchIndexed    int    `json:"search_indexes_built,omitempty"`
+					ScalarIndexed    int    `json:"scalar_indexes_built,omitempty"`
 				}
 				out := struct {
 					URI      string      `json:"uri"`
@@ -50,7 +51,7 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 					Commit   *commitJSON `json:"commit"`
 				}{URI: uri, Branch: res.Branch, Datasets: []ds{}, Commit: toCommitJSON(res.Commit)}
 				for _, d := range res.Datasets {
-					out.Datasets = append(out.Datasets, ds{d.TypeKey, d.FragmentsRemoved, d.FragmentsAdded, d.Committed, d.Indexed, d.SearchIndexed})
+					out.Datasets = append(out.Datasets, ds{d.TypeKey, d.FragmentsRemoved, d.FragmentsAdded, d.Committed, d.Indexed, d.SearchIndexed, d.ScalarIndexed})
 				}
 				return a.printJSON(out)
 			}
@@ -69,6 +70,9 @@ small fragments, so optimize is rarely needed; see docs/maintenance.md.`,
 				}
 				if d.SearchIndexed > 0 {
 					did = append(did, fmt.Sprintf("%d search indexes built", d.SearchIndexed))
+				}
+				if d.ScalarIndexed > 0 {
+					did = append(did, fmt.Sprintf("%d scalar indexes built", d.ScalarIndexed))
 				}
 				if len(did) == 0 {
 					did = append(did, "rewritten")

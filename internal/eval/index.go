@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
@@ -118,8 +119,7 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 		return nil, nil, true
 	}
 	// Sorted index: the property whose filters leave the fewest rows.
-	best, bestLo, bestHi := "", 0, 0
-	var bestIx *snapshot.SortedIndex
+	var ivs []propInterval
 	done := map[string]bool{}
 	for _, cp := range cps {
 		if cp.id || done[cp.prop] {
@@ -130,32 +130,66 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 		if si == nil {
 			continue
 		}
-		lo, hi, usable := 0, len(si.Perm), true
+		lo, hi, usable, eq := 0, len(si.Perm), true, false
 		for _, q := range cps {
 			if !q.id && q.prop == cp.prop {
 				if lo, hi, usable = si.Interval(lo, hi, q.op, q.c); !usable {
 					break
 				}
+				eq = eq || q.op == query.OpEq
 			}
 		}
-		if usable && (bestIx == nil || hi-lo < bestHi-bestLo) {
-			best, bestLo, bestHi, bestIx = cp.prop, lo, hi, si
+		if usable {
+			ivs = append(ivs, propInterval{cp.prop, si.Perm[lo:hi], eq})
 		}
 	}
-	if bestIx == nil || (bestHi-bestLo)*maxIndexedFraction > tbl.Len() {
+	if len(ivs) == 0 {
+		return nil, nil, false
+	}
+	slices.SortStableFunc(ivs, func(a, b propInterval) int { return len(a.rows) - len(b.rows) })
+	best := ivs[0]
+	if len(best.rows)*maxIndexedFraction > tbl.Len() {
 		return nil, nil, false
 	}
 	skip = make([]bool, len(o.Filters))
-	for _, q := range cps {
-		if !q.id && q.prop == best {
-			skip[q.i] = true
+	decide := func(prop string) {
+		for _, q := range cps {
+			if !q.id && q.prop == prop {
+				skip[q.i] = true
+			}
+		}
+	}
+	decide(best.prop)
+	cands = best.rows
+	// Equality intervals are ordered by row (ties break by row): another
+	// property's equality interval not much longer intersects in one
+	// merge, cheaper than evaluating its filter on every candidate.
+	if best.eq {
+		for _, iv := range ivs[1:] {
+			if !iv.eq || len(iv.rows) > maxIntersectRatio*len(cands) {
+				continue
+			}
+			cands = index.Intersect(cands, iv.rows)
+			decide(iv.prop)
 		}
 	}
 	if !ordered {
-		return bestIx.Perm[bestLo:bestHi], skip, true
+		return cands, skip, true
 	}
-	return rowOrder(bestIx.Perm[bestLo:bestHi], tbl.Len()), skip, true
+	return rowOrder(cands, tbl.Len()), skip, true
 }
+
+// propInterval is the rows of one property's sorted index its filters
+// keep; eq marks an equality's interval (ordered by row).
+type propInterval struct {
+	prop string
+	rows []int32
+	eq   bool
+}
+
+// maxIntersectRatio bounds how much longer than the candidates an
+// equality interval may be to be intersected with them.
+const maxIntersectRatio = 8
 
 // rowOrder returns rows in ascending order: already sorted runs (an
 // equality interval is ordered by row) are copied, others go through a

@@ -136,7 +136,8 @@ type TableInfo struct {
 	Rows      int64
 	Fragments int
 	// Indexes reports the coverage of every search index the schema
-	// declares on the table (search_index.go).
+	// declares on the table (search_index.go), then of every scalar
+	// index (scalar_index.go).
 	Indexes []IndexCoverage
 }
 
@@ -345,7 +346,7 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, error) {
 		}
 		kind, name := snapshot.SplitKey(tk)
 		out = append(out, TableInfo{Kind: kind, Name: name, Rows: s.Rows(), Fragments: s.NumFragments(),
-			Indexes: searchCoverage(snap.Catalog(), tk, s)})
+			Indexes: append(searchCoverage(snap.Catalog(), tk, s), scalarCoverage(snap.Catalog(), tk, s)...)})
 	}
 	return out, nil
 }

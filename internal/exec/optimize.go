@@ -36,6 +36,9 @@ type OptimizeDataset struct {
 	// SearchIndexed counts full-text and vector index objects built for
 	// @index properties (one per fragment and property).
 	SearchIndexed int
+	// ScalarIndexed counts scalar (btree) index objects built for
+	// @index enums and orderable scalars (scalar_index.go).
+	ScalarIndexed int
 	// Committed: the table's new state is part of the published commit.
 	Committed bool
 }
@@ -47,6 +50,7 @@ type compacted struct {
 	removed, added int
 	indexed        int
 	searchIndexed  int // full-text and vector index objects built
+	scalarIndexed  int // scalar (btree) index objects built
 }
 
 // Optimize compacts every table of branch ("" = main) and publishes the
@@ -145,7 +149,7 @@ func (g *Graph) optimize(ctx context.Context, branch string, only map[string]boo
 			if c.to != "" {
 				tables[tk] = c.to
 				ds.FragmentsRemoved, ds.FragmentsAdded, ds.Indexed, ds.Committed = c.removed, c.added, c.indexed, true
-				ds.SearchIndexed = c.searchIndexed
+				ds.SearchIndexed, ds.ScalarIndexed = c.searchIndexed, c.scalarIndexed
 				summary = append(summary, fmt.Sprintf("%s %d→%d", tk, c.removed, c.added))
 			}
 			res.Datasets = append(res.Datasets, ds)
@@ -348,8 +352,15 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		}
 		refs = append(refs, built...)
 		out.searchIndexed = len(built)
+		// Scalar indexes of @index enums and orderable scalars
+		// (scalar_index.go), over the same fragments.
+		if built, err = buildScalarIndexes(ctx, g.st, snap.Catalog(), tk, s, frags, refs); err != nil {
+			return out, err
+		}
+		refs = append(refs, built...)
+		out.scalarIndexed = len(built)
 	}
-	if out.removed == 0 && len(idx) == 0 && out.searchIndexed == 0 {
+	if out.removed == 0 && len(idx) == 0 && out.searchIndexed == 0 && out.scalarIndexed == 0 {
 		return out, nil // already compact and indexed
 	}
 	if len(idx) > 0 {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -78,20 +77,7 @@ func TestDenseReadsMatchImages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wf, err := query.Compile(g.catalog0(t), "w.gq", denseWrites)
-	if err != nil {
-		t.Fatal(err)
-	}
-	del, _ := wf.Query("del_p")
-	setAge, _ := wf.Query("set_age")
-	for i := range 25 {
-		if _, err := g.Mutate(ctx, "main", del, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(3*batch))}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.Mutate(ctx, "main", setAge, map[string]any{"name": fmt.Sprintf("p%d", rng.IntN(3*batch)), "age": i}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	churn(t, g, rng, denseWrites, "set_age", "age", "del_p", "p", 3*batch, 25, func(i int) any { return i })
 	full := imageHandle(t, st)
 	queries := []struct {
 		body  string

@@ -22,15 +22,14 @@ import (
 // searchColumn is one declared search index of a table.
 type searchColumn struct {
 	col  string
-	kind string // index.KindText or index.KindVector
+	kind string // index.KindText, index.KindVector or index.KindBTree
 }
 
 // searchColumns returns the search indexes the catalog declares for node
 // table tk (none for edges).
 func searchColumns(cat *schema.Catalog, tk string) []searchColumn {
-	name, isNode := strings.CutPrefix(tk, "node:")
-	nt, ok := cat.Node(name)
-	if !isNode || !ok || snapshot.NodeKey(nt.Name) != tk {
+	nt, ok := indexedNode(cat, tk)
+	if !ok {
 		return nil
 	}
 	var out []searchColumn
@@ -54,14 +53,32 @@ func searchColumns(cat *schema.Catalog, tk string) []searchColumn {
 	return out
 }
 
+// indexedNode returns the node type of table tk (false for edge tables,
+// whose declared indexes are not built).
+func indexedNode(cat *schema.Catalog, tk string) (*schema.NodeType, bool) {
+	name, isNode := strings.CutPrefix(tk, "node:")
+	nt, ok := cat.Node(name)
+	if !isNode || !ok || snapshot.NodeKey(nt.Name) != tk {
+		return nil, false
+	}
+	return nt, true
+}
+
 // buildSearchIndexes writes the missing search indexes of frags (fragments
 // of state s, table tk) and returns their references.
 func buildSearchIndexes(ctx context.Context, st storage.Store, cat *schema.Catalog, tk string, s *table.State, frags []table.Fragment, refs []table.IndexRef) ([]table.IndexRef, error) {
-	cols := searchColumns(cat, tk)
+	return buildColumnIndexes(ctx, st, tk, s, frags, refs, searchColumns(cat, tk))
+}
+
+// buildColumnIndexes writes the per-fragment index objects of cols that
+// frags (fragments of state s, table tk) lack among refs, reading each
+// fragment's columns once, and returns their references.
+func buildColumnIndexes(ctx context.Context, st storage.Store, tk string, s *table.State, frags []table.Fragment, refs []table.IndexRef, cols []searchColumn) ([]table.IndexRef, error) {
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	prefix := snapshot.TablePrefix(tk)
+	ts := s.Schema()
 	var out []table.IndexRef
 	for _, f := range frags {
 		var need []searchColumn
@@ -90,6 +107,8 @@ func buildSearchIndexes(ctx context.Context, st storage.Store, cat *schema.Catal
 				ref, err = index.WriteText(ctx, st, prefix, f.Key, c.col, x)
 			case index.KindVector:
 				ref, err = index.WriteVector(ctx, st, prefix, f.Key, c.col, vectorsOf(col))
+			case index.KindBTree:
+				ref, err = index.WriteBTree(ctx, st, prefix, f.Key, c.col, ts.Columns[ts.Index(c.col)].Type.Kind, col)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("index %s.%s: %w", tk, c.col, err)
@@ -146,28 +165,30 @@ func vectorsOf(col []any) [][]float32 {
 // fragments are still answered exactly; `optimize` builds the rest.
 type IndexCoverage struct {
 	Property           string
-	Kind               string // index.KindText ("fts") or index.KindVector ("ivf")
+	Kind               string // index.KindText ("fts"), index.KindVector ("ivf") or index.KindBTree ("btree")
 	FragmentsIndexed   int
 	RowsIndexed        int64 // live rows of the covered fragments
 	FragmentsUnindexed int
 }
 
 func searchCoverage(cat *schema.Catalog, tk string, s *table.State) []IndexCoverage {
-	cols := searchColumns(cat, tk)
-	if len(cols) == 0 {
-		return nil
+	var out []IndexCoverage
+	for _, c := range searchColumns(cat, tk) {
+		out = append(out, coverageOf(s, c.kind, c.col))
 	}
+	return out
+}
+
+// coverageOf is the coverage of the index of kind over column col in s.
+func coverageOf(s *table.State, kind, col string) IndexCoverage {
 	refs := s.Indexes()
-	out := make([]IndexCoverage, len(cols))
-	for i, c := range cols {
-		out[i] = IndexCoverage{Property: c.col, Kind: c.kind}
-		for _, f := range s.Fragments() {
-			if _, ok := index.RefFor(refs, c.kind, c.col, f.Key); ok {
-				out[i].FragmentsIndexed++
-				out[i].RowsIndexed += f.Live()
-			} else {
-				out[i].FragmentsUnindexed++
-			}
+	out := IndexCoverage{Property: col, Kind: kind}
+	for _, f := range s.Fragments() {
+		if _, ok := index.RefFor(refs, kind, col, f.Key); ok {
+			out.FragmentsIndexed++
+			out.RowsIndexed += f.Live()
+		} else {
+			out.FragmentsUnindexed++
 		}
 	}
 	return out

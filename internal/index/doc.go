@@ -1,14 +1,16 @@
 // Package index builds and reads secondary index objects over table
-// fragments. It has three kinds: the key index (key.go), a sorted map from
+// fragments. It has four kinds: the key index (key.go), a sorted map from
 // row id to (fragment, row offset) for a set of fragments of one table; the
-// full-text index of a String column of one fragment (text.go, BM25
-// postings); and the IVF vector index of a Vector column of one fragment
-// (vector.go).
+// scalar index of an enum or orderable scalar column of one fragment
+// (btree.go, btree_ranged.go: each distinct value's row offsets, read by
+// ranged reads of the blocks a comparison needs); the full-text index of a
+// String column of one fragment (text.go, BM25 postings); and the IVF
+// vector index of a Vector column of one fragment (vector.go).
 //
 // Guarantees:
 //
 //   - Index objects are immutable and written under fresh ULID names
-//     (<prefix>/index/<ulid>.idx, .fts or .ivf; object.go); a table state
+//     (<prefix>/index/<ulid>.idx, .btr, .fts or .ivf; object.go); a table state
 //     refers to them through table.IndexRef, which lists the fragments an
 //     index covers.
 //   - Lookups are exact: a fragment not covered by any index is scanned with

@@ -7,6 +7,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // putObject stores data as a fresh index object <prefix>/index/<ulid>.<ext>
@@ -28,4 +29,43 @@ func getObject[X any](ctx context.Context, st storage.Store, key string, decode 
 		return zero, fmt.Errorf("index: read %s: %w", key, err)
 	}
 	return decode(key, data)
+}
+
+// frontOr returns bytes [off, off+n) of object key: from front (the
+// object's first bytes, already read) when it holds them, else by one
+// ranged read of st; a short read is a *table.CorruptError naming what
+// (e.g. "full-text index truncated").
+func frontOr(ctx context.Context, st storage.Store, key string, front []byte, off, n uint64, what string) ([]byte, error) {
+	if off+n <= uint64(len(front)) {
+		return front[off : off+n], nil
+	}
+	var b []byte
+	if st != nil {
+		var err error
+		if b, err = st.GetRange(ctx, key, int64(off), int64(n)); err != nil {
+			return nil, fmt.Errorf("index: read %s: %w", key, err)
+		}
+	}
+	if uint64(len(b)) != n {
+		return nil, &table.CorruptError{Key: key, Offset: int64(off), Reason: what}
+	}
+	return b, nil
+}
+
+// Intersect returns the row offsets in both ascending lists, ascending
+// (a new slice): the rows that pass two indexes' conditions.
+func Intersect[T int32 | int64](a, b []T) []T {
+	out := make([]T, 0, min(len(a), len(b)))
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }

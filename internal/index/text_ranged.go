@@ -69,17 +69,7 @@ func OpenText(ctx context.Context, st storage.Store, key string) (*TextSource, e
 // at returns object bytes [off, off+n): from the front when it holds
 // them, else by one ranged read.
 func (s *TextSource) at(ctx context.Context, off, n uint64) ([]byte, error) {
-	if off+n <= uint64(len(s.front)) {
-		return s.front[off : off+n], nil
-	}
-	b, err := s.st.GetRange(ctx, s.key, int64(off), int64(n))
-	if err != nil {
-		return nil, fmt.Errorf("index: read %s: %w", s.key, err)
-	}
-	if uint64(len(b)) != n {
-		return nil, corruptText(s.key, int64(off), "full-text index truncated")
-	}
-	return b, nil
+	return frontOr(ctx, s.st, s.key, s.front, off, n, "full-text index truncated")
 }
 
 // Rows is the number of fragment rows indexed.

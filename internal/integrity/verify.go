@@ -378,16 +378,16 @@ func (v *verifier) checkIndex(ref table.IndexRef) error {
 				Reason: fmt.Sprintf("index covers fragments %v, the state says %v", got, want)}
 		}
 		return nil
-	case index.KindText:
+	case index.KindText, index.KindBTree:
 		b, _, err := v.st.Get(v.ctx, ref.Key)
 		if err != nil {
 			return err
 		}
-		x, err := index.VerifyText(ref.Key, b)
+		rows, err := verifyWhole(ref, b)
 		if err != nil {
 			return err
 		}
-		return coversOne(ref, x.Rows())
+		return coversOne(ref, rows)
 	case index.KindVector:
 		x, err := index.ReadVector(v.ctx, v.st, ref.Key)
 		if err != nil {
@@ -398,6 +398,23 @@ func (v *verifier) checkIndex(ref table.IndexRef) error {
 	// An index kind this verifier does not decode: check it is present.
 	_, err := v.st.Stat(v.ctx, ref.Key)
 	return err
+}
+
+// verifyWhole checks every piece of a full-text or scalar index object b
+// and returns the rows it covers.
+func verifyWhole(ref table.IndexRef, b []byte) (int, error) {
+	if ref.Kind == index.KindBTree {
+		x, err := index.VerifyBTree(ref.Key, b)
+		if err != nil {
+			return 0, err
+		}
+		return x.Rows(), nil
+	}
+	x, err := index.VerifyText(ref.Key, b)
+	if err != nil {
+		return 0, err
+	}
+	return x.Rows(), nil
 }
 
 // countUnreachable lists every stored object and counts those no ref reaches.

@@ -350,22 +350,19 @@ func (s *Snapshot) DenseMask(ctx context.Context, d *DenseNodes, o *query.Scan, 
 		return nil, false, err
 	}
 	mask = make([]uint64, words)
-	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{filters[0].Column}, Filters: filters, RowOffsets: true})
-	if err != nil {
-		return nil, false, err
-	}
-	defer sc.Close()
-	for sc.Next() {
-		frag := sc.Fragment()
-		for _, off := range sc.Offsets() {
+	// Scalar indexes answer the filters of indexed fragments without a
+	// column read (scalar_scan.go).
+	err = s.filteredScan(ctx, st, nil, filters, true, func(_ arrow.RecordBatch, frag string, offs []int64) error {
+		for _, off := range offs {
 			r, found := d.rowAt(frag, off)
 			if !found {
-				return nil, false, fmt.Errorf("snapshot: %s: fragment %s offset %d is not a live row", d.Type, frag, off)
+				return fmt.Errorf("snapshot: %s: fragment %s offset %d is not a live row", d.Type, frag, off)
 			}
 			mask[r>>6] |= 1 << (r & 63)
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}, func(int) {})
+	if err != nil {
 		return nil, false, err
 	}
 	return mask, true, nil

@@ -27,6 +27,10 @@
 //     the same way. Tables whose image would exceed half the cache budget
 //     stay on these paths on a warm handle too, so memory follows the
 //     budget (OMNIGRAPH_CACHE_BYTES), not the graph.
+//   - scalar_scan.go: those filtered scans (and the dense filter bitmaps)
+//     narrowed by the fragments' persisted scalar indexes: only the rows
+//     an index matches are read, and a count the indexes decide reads no
+//     column.
 //   - dense.go: dense views for unanchored traversals (eval/dense.go): an
 //     exact id → row map per node type from the id column alone, filter
 //     bitmaps from pushed-down table scans, int32 CSRs streamed from the

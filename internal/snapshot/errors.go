@@ -1,6 +1,6 @@
 package snapshot
 
-import ()
+import "errors"
 
 // CheckError reports a derived structure of a snapshot (an image, a
 // fragment layout, a lookup) that disagrees with the table's from-scratch
@@ -33,3 +33,7 @@ func (e *UnknownPropertyError) Error() string {
 	}
 	return "unknown property '" + e.Prop + "' of type '" + e.Type + "'"
 }
+
+// errTooMany stops a scan gathering more anchors than a partial snapshot
+// holds (scan.go); it never leaves the package.
+var errTooMany = errors.New("snapshot: too many anchors")

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -52,11 +53,6 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 	if len(filters) == 0 {
 		return false, nil
 	}
-	sc, err := pp.snap.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{table.KeyColumn}, Filters: filters, RowOffsets: true})
-	if err != nil {
-		return false, err
-	}
-	defer sc.Close()
 	ids := pp.vars[o.Var].ids
 	if pp.known == nil {
 		pp.known = map[string]map[string]table.RowLoc{}
@@ -66,19 +62,23 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 		known = map[string]table.RowLoc{}
 		pp.known[nt.Name] = known
 	}
-	for sc.Next() {
-		rec, offs := sc.Record(), sc.Offsets()
+	// Scalar indexes narrow the rows read (scalar_scan.go).
+	err = pp.snap.filteredScan(ctx, st, []string{table.KeyColumn}, filters, true, func(rec arrow.RecordBatch, frag string, offs []int64) error {
 		arr := rec.Column(0)
 		for i := range int(rec.NumRows()) {
 			id := table.Value(arr, i).(string)
 			ids[id] = true
-			known[id] = table.RowLoc{ID: id, Fragment: sc.Fragment(), Offset: offs[i]}
+			known[id] = table.RowLoc{ID: id, Fragment: frag, Offset: offs[i]}
 		}
 		if len(ids) > partialBound(st.Rows()) {
-			return false, nil
+			return errTooMany
 		}
+		return nil
+	}, func(int) {})
+	if errors.Is(err, errTooMany) {
+		return false, nil
 	}
-	return true, sc.Err()
+	return err == nil, err
 }
 
 // scanOnly builds the table of the plan's only scan o (no traversal): the
@@ -284,25 +284,18 @@ func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *ta
 		// Nothing to read: every live row counts.
 		n = int(st.Rows())
 	default:
-		if len(read) == 0 {
-			read = []string{filters[0].Column} // a column the scan reads anyway, for row counts
-		}
-		sc, err := pp.snap.l.tr.Scan(ctx, st, table.ScanOptions{Columns: read, Filters: filters})
-		if err != nil {
-			return nil, err
-		}
-		defer sc.Close()
 		props := make([]*schema.Property, len(cols))
 		for k, c := range cols {
 			props[k] = PropByName(nt.Props, c)
 		}
-		for sc.Next() {
-			rec := sc.Record()
+		// Scalar indexes narrow the rows read, and a count of rows
+		// they decide reads none (scalar_scan.go).
+		err := pp.snap.filteredScan(ctx, st, read, filters, false, func(rec arrow.RecordBatch, _ string, _ []int64) error {
 			rows := int(rec.NumRows())
 			if th != nil {
 				pp.keepTop(th, top.n, rec, cols, props, keyCol, n)
 				n += rows
-				continue
+				return nil
 			}
 			j := 0
 			if realIDs {
@@ -321,8 +314,9 @@ func (pp *partialPlan) scanRows(ctx context.Context, nt *schema.NodeType, st *ta
 				t.Cols[c] = col
 			}
 			n += rows
-		}
-		if err := sc.Err(); err != nil {
+			return nil
+		}, func(k int) { n += k })
+		if err != nil {
 			return nil, err
 		}
 	}

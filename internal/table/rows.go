@@ -78,3 +78,20 @@ func (r *Reader) ReadRows(ctx context.Context, s *State, fragKey string, offsets
 	sc.want, sc.wantBits = want, newRowBitmap(f.Rows, want)
 	return collect(sc, mem)
 }
+
+// LiveRows returns the offsets of offs (ascending) that fragment f's
+// deletion vector does not hide, reading the vector through the cache
+// (offs itself when f has none).
+func (r *Reader) LiveRows(ctx context.Context, f Fragment, offs []int64) ([]int64, error) {
+	del, err := r.deleted(ctx, f)
+	if err != nil || del == nil {
+		return offs, err
+	}
+	out := make([]int64, 0, len(offs))
+	for _, o := range offs {
+		if o >= 0 && o < f.Rows && !del.has(o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

@@ -51,8 +51,7 @@ func TestReadRowsMatchesScan(t *testing.T) {
 	schema := allTypesSchema()
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 500
-	f := writeRows(t, st, schema, randomAllTypesRows(r, n), WriteOptions{Alloc: mem, RowGroupRows: 37})
-	s := stateOf(t, schema, f)
+	s, f := allTypesFragment(t, st, mem, r, n)
 	all, _ := scanAll(t, st, s, ScanOptions{Alloc: mem})
 	// Hide some rows: ReadRows addresses the file, so it still returns them.
 	sDel, err := DeleteRows(ctx, st, testPrefix, s, map[string][]int64{f.Key: {0, 36, 37, 250}})

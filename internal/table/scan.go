@@ -32,6 +32,12 @@ type ScanOptions struct {
 	RowOffsets bool
 	// Alloc allocates the returned records (default Go heap).
 	Alloc memory.Allocator
+	// Rows, when non-nil, restricts a scan of a one-fragment state to
+	// these row offsets of its fragment (ascending, distinct, in range;
+	// an index's candidates): row groups holding none are not read, one
+	// holding a few is read row by row through the page index. The
+	// deletion vector and Filters still apply.
+	Rows []int64
 }
 
 // ScanStats counts what a scan touched; tests use it to pin pruning.
@@ -139,6 +145,15 @@ func Scan(ctx context.Context, st storage.Store, s *State, opts ScanOptions) (*S
 	slices.Sort(sc.read)
 	sc.outSchema = arrow.NewSchema(fields, nil)
 
+	if opts.Rows != nil {
+		if err := sc.restrict(s, opts.Rows); err != nil {
+			return nil, err
+		}
+		if len(opts.Rows) == 0 {
+			sc.stats.Fragments = len(s.fragments)
+			return sc, nil // nothing to read: an empty scan
+		}
+	}
 	sc.stats.Fragments = len(s.fragments)
 	for _, f := range s.fragments {
 		if sc.fragmentMayMatch(f) {
@@ -148,6 +163,24 @@ func Scan(ctx context.Context, st storage.Store, s *State, opts ScanOptions) (*S
 		}
 	}
 	return sc, nil
+}
+
+// restrict sets the row restriction of ScanOptions.Rows, checked.
+func (sc *Scanner) restrict(s *State, rows []int64) error {
+	if len(s.fragments) != 1 {
+		return fmt.Errorf("%w: a row restriction needs a one-fragment state, not %d fragments", ErrValue, len(s.fragments))
+	}
+	f := s.fragments[0]
+	for i, o := range rows {
+		if o < 0 || o >= f.Rows {
+			return &RowOffsetError{Key: f.Key, Offset: o, Rows: f.Rows}
+		}
+		if i > 0 && o <= rows[i-1] {
+			return fmt.Errorf("%w: row offsets of %s not ascending at %d", ErrValue, f.Key, o)
+		}
+	}
+	sc.want, sc.wantBits = slices.Clone(rows), newRowBitmap(f.Rows, rows)
+	return nil
 }
 
 func (sc *Scanner) fragmentMayMatch(f Fragment) bool {
