@@ -45,6 +45,7 @@ var layers = map[string]int{
 	"internal/cli":       9,
 	"internal/boot":      9,
 	"cmd":                10,
+	"bench":              10, // own modules (bench/sqlitepeer): over internal/fixture only
 }
 
 func rankOf(rel string) (int, bool) {
