@@ -418,6 +418,9 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 			return nil, nil
 		}
 		if !useIndex(f) {
+			if f.Rows <= smallIDRows {
+				return r.smallLocate(ctx, s, f, in)
+			}
 			return r.scanLocate(ctx, s, f, in)
 		}
 		var locs []RowLoc
