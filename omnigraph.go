@@ -216,6 +216,12 @@ const (
 	// writes every state as an object of its own, so that builds which
 	// read commit format 1 only still read the graph. Unset: 2048 bytes.
 	EnvInlineStateBytes = "OMNIGRAPH_INLINE_STATE_BYTES"
+	// EnvChainObjects set to 0 writes every commit of a group commit's
+	// chain as an object of its own, as builds before chain objects did
+	// (docs/format/commit.md, "Chain objects"), so that those builds still
+	// read the graph. Unset or 1: a local graph keeps a chain's commits in
+	// one file under all their names.
+	EnvChainObjects = "OMNIGRAPH_CHAIN_OBJECTS"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -317,6 +323,14 @@ func engineOptions(o Options) (exec.Options, error) {
 	default:
 		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
 	}
+	var noChain bool
+	switch v := os.Getenv(EnvChainObjects); v {
+	case "", "1", "on":
+	case "0", "off":
+		noChain = true
+	default:
+		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvChainObjects, v)
+	}
 	inlineDV, err := inlineEnv(EnvInlineDVBytes)
 	if err != nil {
 		return exec.Options{}, err
@@ -326,7 +340,7 @@ func engineOptions(o Options) (exec.Options, error) {
 		return exec.Options{}, err
 	}
 	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
-		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState}, nil
+		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState, NoChainObjects: noChain}, nil
 }
 
 // inlineEnv reads an inline bound from the environment as an engine

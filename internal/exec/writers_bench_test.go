@@ -161,7 +161,7 @@ func BenchmarkWriters(b *testing.B) {
 				b.StopTimer()
 				rate := float64(len(lat)) / el.Seconds()
 				b.ReportMetric(rate, "writes/s")
-				b.ReportMetric(float64(puts[storage.OpPut].Requests+puts[storage.OpPutIfAbsent].Requests)/float64(len(lat)), "puts/write")
+				b.ReportMetric(float64(puts[storage.OpPut].Requests+puts[storage.OpPutIfAbsent].Requests+puts[storage.OpPutShared].Requests)/float64(len(lat)), "puts/write")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(lat)), "cpu_ms/write")
 				b.ReportMetric(float64(quantile(lat, 0.5).Microseconds())/1000, "p50_ms")
 				b.ReportMetric(float64(quantile(lat, 0.99).Microseconds())/1000, "p99_ms")

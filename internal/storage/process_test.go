@@ -54,6 +54,9 @@ func helperMain(t *testing.T, mode string) error {
 	}
 	id := os.Getenv(envID)
 	n, _ := strconv.Atoi(os.Getenv(envN))
+	if mode == "put-shared-once" {
+		return l.PutShared(ctx, sharedKeys, []byte(id))
+	}
 	if mode == "put-once" {
 		_, err := l.PutIfAbsent(ctx, "refs/crash", []byte(id))
 		return err
