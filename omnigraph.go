@@ -315,21 +315,13 @@ func engineOptions(o Options) (exec.Options, error) {
 			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
 		}
 	}
-	var noTurns bool
-	switch v := os.Getenv(EnvWriteTurns); v {
-	case "", "1", "on":
-	case "0", "off":
-		noTurns = true
-	default:
-		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
+	noTurns, err := offEnv(EnvWriteTurns)
+	if err != nil {
+		return exec.Options{}, err
 	}
-	var noChain bool
-	switch v := os.Getenv(EnvChainObjects); v {
-	case "", "1", "on":
-	case "0", "off":
-		noChain = true
-	default:
-		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvChainObjects, v)
+	noChain, err := offEnv(EnvChainObjects)
+	if err != nil {
+		return exec.Options{}, err
 	}
 	inlineDV, err := inlineEnv(EnvInlineDVBytes)
 	if err != nil {
@@ -341,6 +333,19 @@ func engineOptions(o Options) (exec.Options, error) {
 	}
 	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
 		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState, NoChainObjects: noChain}, nil
+}
+
+// offEnv reads an on/off switch from the environment: true when it is
+// turned off ("0", "off"); unset, "1" or "on" leave it on.
+func offEnv(name string) (bool, error) {
+	switch v := os.Getenv(name); v {
+	case "", "1", "on":
+		return false, nil
+	case "0", "off":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, name, v)
+	}
 }
 
 // inlineEnv reads an inline bound from the environment as an engine

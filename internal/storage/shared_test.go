@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -139,14 +137,7 @@ func TestCrashAtPutShared(t *testing.T) {
 		t.Run(tc.point, func(t *testing.T) {
 			ctx := t.Context()
 			l := newLocal(t)
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$")
-			cmd.Env = append(os.Environ(), envMode+"=put-shared-once", envDir+"="+l.Root(), envID+"=crasher",
-				failpoint.EnvVar+"="+tc.point+"=exit")
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != failpoint.ExitCode {
-				t.Fatalf("helper: %v, want exit %d\n%s", err, failpoint.ExitCode, out)
-			}
+			crashHelper(t, l, "put-shared-once", tc.point)
 			for _, k := range sharedKeys {
 				got, _, err := l.Get(ctx, k)
 				switch {
