@@ -108,10 +108,6 @@ type writeQueues struct {
 type writeQueue struct {
 	waiting []*queuedWrite
 	leading bool
-	// handoff is a batch publishing with nobody queued behind it when it
-	// handed off: the next write to arrive leads the next batch on top of
-	// it (pipelining) instead of waiting for it.
-	handoff *pendingBatch
 	slots   chan struct{}
 	users   int // writes holding the entry (guarded by writeQueues.mu)
 }
@@ -153,10 +149,6 @@ type queuedWrite struct {
 	done chan struct{} // closed when the outcome is set
 	// promoted and taken are guarded by writeQueues.mu.
 	promoted, taken bool
-	// after, set when the write was promoted early (pipelining), is the
-	// batch ahead whose publish is still in flight: this write's batch
-	// stages on that batch's tip and publishes only after it.
-	after *pendingBatch
 	// exclusive, if set, is the whole write (a merge, a branch delete): it
 	// is never chained; when promoted it runs alone, under the write's own
 	// context, and then hands over to the next write.
@@ -245,7 +237,7 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		return untaken(err)
 	}
 	if req.forkAt != nil || g.maxBatch == 1 {
-		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil, nil, nil)
+		g.commitBatch(context.WithoutCancel(ctx), req.branch, []*queuedWrite{w}, nil)
 		return result()
 	}
 	g.enqueue(ctx, req.branch, w)
@@ -298,11 +290,8 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 
 	g.queues.mu.Lock()
 	q.waiting = append(q.waiting, w)
-	switch {
-	case !q.leading:
+	if !q.leading {
 		q.leading, w.promoted = true, true
-	case q.handoff != nil && w.exclusive == nil && len(q.waiting) == 1:
-		w.promoted, w.after, q.handoff = true, q.handoff, nil
 	}
 	lead := w.promoted
 	g.queues.mu.Unlock()
@@ -356,40 +345,7 @@ func (g *Graph) enqueue(ctx context.Context, branch string, w *queuedWrite) {
 		}
 		w.finish(nil, nil, err)
 	} else {
-		// Pipelining: once this batch's objects are sent and only its CAS
-		// is left, the next waiting write leads the next batch, which
-		// stages on this one's tip meanwhile (commitBatch). An exclusive
-		// write is never promoted early: it runs alone.
-		var parked *pendingBatch
-		handoff := func(p *pendingBatch) bool {
-			g.queues.mu.Lock()
-			defer g.queues.mu.Unlock()
-			switch {
-			case len(q.waiting) == 0:
-				q.handoff, parked = p, p // for the next write to arrive
-			case q.waiting[0].exclusive != nil:
-				return false
-			default:
-				next := q.waiting[0]
-				next.promoted, next.after = true, p
-				close(next.lead)
-			}
-			return true
-		}
-		handedOff := g.commitBatch(context.WithoutCancel(ctx), branch, nil, pull, w.after, handoff)
-		if w.after != nil {
-			// Publish order is arrival order: the batch ahead is over
-			// before the next one is promoted, even when this one ended
-			// early.
-			<-w.after.done
-		}
-		g.queues.mu.Lock()
-		if handedOff && (parked == nil || q.handoff != parked) {
-			g.queues.mu.Unlock()
-			return // the next leader was promoted already
-		}
-		q.handoff = nil // nobody arrived while this batch published
-		g.queues.mu.Unlock()
+		g.commitBatch(context.WithoutCancel(ctx), branch, nil, pull)
 	}
 	g.queues.mu.Lock()
 	if len(q.waiting) > 0 {
@@ -428,24 +384,6 @@ func (g *Graph) discard(ctx context.Context, l *storage.Ledger) {
 	_ = l.Discard(ctx, g.st)
 }
 
-// pipelinePoll is how often a batch staged on the batch ahead looks for
-// newly queued writes while it waits for that batch's publish.
-const pipelinePoll = 200 * time.Microsecond
-
-// pendingBatch is a batch whose publish is in flight while the next batch
-// stages on top of it (pipelining: docs/write-path.md, *Group commit*).
-type pendingBatch struct {
-	// tip is the last commit of its chain as handed off; read carries the
-	// batch its objects were sent in (readable from there until durable).
-	tip  *commit.Commit
-	read context.Context
-	// done is closed when the batch is over (published, or failed for
-	// good); head and ok, set before, are the head its CAS made.
-	done chan struct{}
-	head commit.Head
-	ok   bool
-}
-
 // commitBatch publishes a batch of writes as one chain with one CAS,
 // retrying lost races, and finishes every write of it exactly once: live
 // (a write published alone), or what pull takes from the branch's queue
@@ -453,24 +391,7 @@ type pendingBatch struct {
 // taken are staged, up to Options.MaxBatch. ctx is the leader's, without
 // cancellation: each write's own context is honoured at its staging and
 // before the CAS.
-//
-// With prev (the batch ahead, still publishing) the batch stages on
-// prev's tip instead of the head, and waits for prev before its CAS: if
-// prev did not end with that tip as the head, the batch is staged again on
-// the head it finds (no lost round is counted, and nothing it staged on
-// prev is compared: it never tried a CAS there). handoff, called once the
-// batch's objects are sent and only its CAS is left, may promote the next
-// leader with this batch as its prev; commitBatch reports whether it did.
-//
-// INVARIANT: one handle's batches publish in arrival order, a pipelined
-// batch never before the one it staged on (TestGroupCommitPipelined).
-func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWrite, pull func(n int) []*queuedWrite, prev *pendingBatch, handoff func(*pendingBatch) bool) (handedOff bool) {
-	var mine *pendingBatch
-	defer func() {
-		if mine != nil {
-			close(mine.done)
-		}
-	}()
+func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWrite, pull func(n int) []*queuedWrite) {
 	// Each write's objects are recorded in its own ledger (stage), never in
 	// the leader's.
 	ctx = storage.WithLedger(ctx, nil)
@@ -505,15 +426,10 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 	var head commit.Head
 	var base *commit.Commit
 	var err error
-	switch {
-	case newBranch:
+	if newBranch {
 		head = commit.Head{Branch: branch, Commit: *live[0].req.forkAt}
 		base, err = g.repo.Commit(ctx, head.Commit)
-	case prev != nil:
-		// Speculative: on the batch ahead's tip; head is known once it is
-		// over (below, before the CAS).
-		head, base = commit.Head{Branch: branch, Commit: prev.tip.ID}, prev.tip
-	default:
+	} else {
 		head, base, err = g.repo.Resolve(ctx, branch)
 	}
 	more()
@@ -530,64 +446,6 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 	// compares with the stagings made on it).
 	sharing := pull != nil && isBatching(g.st)
 	var prevHeld context.Context
-	if prev != nil && sharing {
-		prevHeld = prev.read // the batch ahead's objects, until durable
-	}
-	// resolvePrev waits for the batch ahead (prev, which this round was
-	// staged on) and learns the head to publish from: the one it made, or
-	// the one found if it did not end with that tip — then restage: the
-	// round is staged again on that head. Until then no outcome of a
-	// staging is final: an error or a no-op may be the batch ahead's
-	// doing (its failure deletes its objects, which the staging reads).
-	resolvePrev := func() (restage bool, err error) {
-		<-prev.done
-		p := prev
-		prev = nil
-		if p.ok && p.head.Commit == p.tip.ID {
-			head = p.head
-			return false, nil
-		}
-		fresh, err := g.repo.Head(ctx, branch)
-		if err != nil {
-			return false, err
-		}
-		if fresh.Commit == p.tip.ID {
-			head = fresh
-			return false, nil
-		}
-		newBase, err := g.repo.Commit(ctx, fresh.Commit)
-		if err != nil {
-			return false, err
-		}
-		head, base = fresh, newBase
-		return true, nil
-	}
-	// speculationOver is resolvePrev inside a staging round: on restage
-	// the round's objects are made durable (a write staged again may reuse
-	// its own: a load's fragments; the rest are orphans for cleanup) and
-	// its writes forget their stagings, none of which tried a CAS. It
-	// reports whether the round must start again (or, with done, that the
-	// batch is over).
-	speculationOver := func(bctx, sctx context.Context, ws []*queuedWrite) (again, done bool) {
-		restage, err := resolvePrev()
-		if err == nil && !restage {
-			return false, false
-		}
-		if sharing && err == nil {
-			_ = g.sendHeld(bctx, sctx, ledgersOf(ws), nil)
-		}
-		_ = storage.Flush(bctx)
-		if err != nil {
-			fail(ws, err, true)
-			return false, true
-		}
-		for _, w := range ws {
-			w.last, w.lastSnap, w.lastBase = nil, nil, nil
-		}
-		live = ws
-		return true, false
-	}
-round:
 	for {
 		bctx := storage.WithBatch(ctx)
 		sctx := bctx // where the stagings write
@@ -616,48 +474,13 @@ round:
 		}
 		touched := map[string]string{}
 		tip := base
-		for i := 0; ; {
-			if i == len(live) {
-				// Staged on the batch ahead: stage what queues while it
-				// publishes, then learn the head to publish from.
-				if prev == nil {
-					break
-				}
-				if pull != nil && len(live) < g.maxBatch {
-					select {
-					case <-prev.done:
-					case <-time.After(pipelinePoll):
-					}
-					if more(); i < len(live) {
-						continue
-					}
-					select {
-					case <-prev.done:
-					default:
-						continue
-					}
-				}
-				if again, done := speculationOver(bctx, sctx, live); done {
-					return
-				} else if again {
-					continue round
-				}
-				break
-			}
+		for i := 0; i < len(live); i++ {
 			w := live[i]
-			i++
-			if i == len(live) {
+			if i == len(live)-1 {
 				more() // writes that queued while those ahead were staged
 			}
 			recorded := w.ledger.Len()
 			c, tables, err := g.stage(sctx, w, branch, head, base, tip, newBranch)
-			if prev != nil && (err != nil || c == nil) {
-				if again, done := speculationOver(bctx, sctx, live); done {
-					return
-				} else if again {
-					continue round
-				}
-			}
 			switch {
 			case err != nil && w.ledger.Len() > recorded:
 				w.err = err // left out of the chain, once its objects are flushed
@@ -766,17 +589,7 @@ round:
 			unpublished(err)
 			return
 		}
-		if handoff != nil && mine == nil {
-			mine = &pendingBatch{tip: chain[len(chain)-1], read: bctx, done: make(chan struct{})}
-			handedOff = handoff(mine)
-			if !handedOff {
-				mine = nil
-			}
-		}
-		published, err := g.repo.PublishWrittenChain(bctx, branch, head, newBranch, chain, written)
-		if err == nil && mine != nil {
-			mine.head, mine.ok = published, true
-		}
+		_, err := g.repo.PublishWrittenChain(bctx, branch, head, newBranch, chain, written)
 		_ = storage.Flush(bctx) // no-op unless PublishChain failed before its own flush
 		settle()
 		if err == nil {
