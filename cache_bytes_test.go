@@ -34,24 +34,27 @@ func TestCacheBytesEnv(t *testing.T) {
 	}
 }
 
-// TestWriteTurnsEnv: OMNIGRAPH_WRITE_TURNS takes 0/off or 1/on; anything
-// else is a typed error and opens nothing.
+// TestWriteTurnsEnv: OMNIGRAPH_WRITE_TURNS and OMNIGRAPH_CHAIN_OBJECTS take
+// 0/off or 1/on; anything else is a typed error and opens nothing.
 func TestWriteTurnsEnv(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "g")
 	if _, err := omnigraph.Init(ctx, dir, "schema.pg", exampleSchema, "", omnigraph.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"0", "off", "1", "on", ""} {
-		t.Setenv(omnigraph.EnvWriteTurns, v)
-		if _, err := omnigraph.Open(ctx, dir, omnigraph.Options{}); err != nil {
-			t.Fatalf("%s=%q: %v", omnigraph.EnvWriteTurns, v, err)
+	for _, env := range []string{omnigraph.EnvWriteTurns, omnigraph.EnvChainObjects} {
+		for _, v := range []string{"0", "off", "1", "on", ""} {
+			t.Setenv(env, v)
+			if _, err := omnigraph.Open(ctx, dir, omnigraph.Options{}); err != nil {
+				t.Fatalf("%s=%q: %v", env, v, err)
+			}
 		}
-	}
-	for _, bad := range []string{"yes", "2", "false"} {
-		t.Setenv(omnigraph.EnvWriteTurns, bad)
-		if _, err := omnigraph.Open(ctx, dir, omnigraph.Options{}); !errors.Is(err, omnigraph.ErrInvalidOption) {
-			t.Fatalf("%s=%q: got %v, want ErrInvalidOption", omnigraph.EnvWriteTurns, bad, err)
+		for _, bad := range []string{"yes", "2", "false"} {
+			t.Setenv(env, bad)
+			if _, err := omnigraph.Open(ctx, dir, omnigraph.Options{}); !errors.Is(err, omnigraph.ErrInvalidOption) {
+				t.Fatalf("%s=%q: got %v, want ErrInvalidOption", env, bad, err)
+			}
 		}
+		t.Setenv(env, "")
 	}
 }

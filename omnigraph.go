@@ -216,6 +216,12 @@ const (
 	// writes every state as an object of its own, so that builds which
 	// read commit format 1 only still read the graph. Unset: 2048 bytes.
 	EnvInlineStateBytes = "OMNIGRAPH_INLINE_STATE_BYTES"
+	// EnvChainObjects set to 0 writes every commit of a group commit's
+	// chain as an object of its own, as builds before chain objects did
+	// (docs/format/commit.md, "Chain objects"), so that those builds still
+	// read the graph. Unset or 1: a local graph keeps a chain's commits in
+	// one file under all their names.
+	EnvChainObjects = "OMNIGRAPH_CHAIN_OBJECTS"
 )
 
 // IsRemote reports whether uri names a remote (object-store) graph.
@@ -323,13 +329,13 @@ func engineOptions(o Options) (exec.Options, error) {
 			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
 		}
 	}
-	var noTurns bool
-	switch v := os.Getenv(EnvWriteTurns); v {
-	case "", "1", "on":
-	case "0", "off":
-		noTurns = true
-	default:
-		return exec.Options{}, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, EnvWriteTurns, v)
+	noTurns, err := offEnv(EnvWriteTurns)
+	if err != nil {
+		return exec.Options{}, err
+	}
+	noChain, err := offEnv(EnvChainObjects)
+	if err != nil {
+		return exec.Options{}, err
 	}
 	inlineDV, err := inlineEnv(EnvInlineDVBytes)
 	if err != nil {
@@ -340,7 +346,20 @@ func engineOptions(o Options) (exec.Options, error) {
 		return exec.Options{}, err
 	}
 	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
-		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState}, nil
+		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState, NoChainObjects: noChain}, nil
+}
+
+// offEnv reads an on/off switch from the environment: true when it is
+// turned off ("0", "off"); unset, "1" or "on" leave it on.
+func offEnv(name string) (bool, error) {
+	switch v := os.Getenv(name); v {
+	case "", "1", "on":
+		return false, nil
+	case "0", "off":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, name, v)
+	}
 }
 
 // inlineEnv reads an inline bound from the environment as an engine

@@ -139,16 +139,25 @@ func (r *Repo) WriteCommits(ctx context.Context, chain []*Commit) error {
 	if r.readOnly {
 		return ErrReadOnly
 	}
-	if err := failpoint.Hit(FPBeforeCommitObject); err != nil {
-		return notPublished(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return notPublished(err)
+	if err := beforeCommitObjects(ctx); err != nil {
+		return err
 	}
 	for _, c := range chain {
 		if err := r.putCommit(ctx, c); err != nil {
 			return notPublished(err)
 		}
+	}
+	return nil
+}
+
+// beforeCommitObjects is the step before a chain's commit objects are
+// written: the failpoint, then cancellation.
+func beforeCommitObjects(ctx context.Context) error {
+	if err := failpoint.Hit(FPBeforeCommitObject); err != nil {
+		return notPublished(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return notPublished(err)
 	}
 	return nil
 }

@@ -197,14 +197,21 @@ func (r *Repo) Commit(ctx context.Context, id ID) (*Commit, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("read commit %s: %w", key, err)
 		}
-		c, err := Decode(key, data)
+		c, chain, err := decodeObject(key, data)
 		if err != nil {
 			return nil, 0, err
 		}
 		if r.strict && !c.summed {
 			return nil, 0, corrupt(key, "no checksum (every commit of this graph carries one)")
 		}
-		return c, sizeOf(c, len(data)), nil
+		// The other commits of a chain object were read with this one:
+		// a walk down the chain (log, time travel) finds them cached.
+		for _, o := range chain {
+			if o != c && (!r.strict || o.summed) {
+				r.cache.Add(CommitKey(o.ID), o, sizeOf(o, len(data)/len(chain)))
+			}
+		}
+		return c, sizeOf(c, len(data)/max(1, len(chain))), nil
 	})
 	if err != nil {
 		return nil, err

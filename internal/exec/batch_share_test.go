@@ -2,11 +2,14 @@ package exec
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/integrity"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -42,9 +45,23 @@ var shareWrites = []shareWrite{
 // each commit), the batch's updates, deletes and cascades of its own rows
 // included; the write that fails is left out; nothing the leader staged
 // and replaced reaches the store, and verify finds every object reachable.
+//
+// On a local directory the batch's commits are also one chain object: one
+// file under every commit's name (docs/format/commit.md), read back by
+// time travel, a fresh handle and verify like separate objects.
 func TestGroupCommitSharesFragments(t *testing.T) {
+	t.Run("mem", func(t *testing.T) { testGroupCommitShares(t, storage.NewMem()) })
+	t.Run("local", func(t *testing.T) {
+		l, err := storage.NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		testGroupCommitShares(t, l)
+	})
+}
+
+func testGroupCommitShares(t *testing.T, mem storage.Store) {
 	ctx := context.Background()
-	mem := storage.NewMem()
 	st := storage.NewBatching(mem)
 	engFixtureOn(t, st)
 	h, err := Open(ctx, st, Options{NoAutoCompact: true})
@@ -151,6 +168,29 @@ func TestGroupCommitSharesFragments(t *testing.T) {
 	last := ps.Fragments()[ps.NumFragments()-1]
 	if !table.IsInlineDV(last.DV) {
 		t.Errorf("p2's state: the shared fragment %+v hides later rows without an inline vector", last)
+	}
+	if l, ok := mem.(*storage.Local); ok {
+		// The batch (every write after the first) is one file.
+		var files []os.FileInfo
+		for _, w := range shareWrites {
+			if w.name == "bad" {
+				continue
+			}
+			id, err := commit.ParseID(commits[w.name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(filepath.Join(l.Root(), commit.CommitKey(id)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, fi)
+		}
+		for i, fi := range files {
+			if !os.SameFile(fi, files[0]) {
+				t.Errorf("commit %d of the batch is a file of its own, want one chain object", i)
+			}
+		}
 	}
 	rep, err := integrity.Verify(ctx, st, integrity.Options{Deep: true})
 	if err != nil {

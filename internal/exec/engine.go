@@ -52,6 +52,11 @@ type Options struct {
 	// none: every state is an object, and every commit stays readable by
 	// builds that read commit format 1 only).
 	InlineStateBytes int
+	// NoChainObjects writes each commit of a group commit's chain as an
+	// object of its own even where the store could keep them in one
+	// (commit.Repo.WriteCommitsShared: a local directory), for graphs that
+	// builds without chain objects must still read.
+	NoChainObjects bool
 	// NoAutoCompact turns off inline compaction after writes
 	// (docs/maintenance.md); Optimize still compacts on demand.
 	NoAutoCompact bool
@@ -96,6 +101,8 @@ type Graph struct {
 	// inlineDV and inlineState: Options.InlineDVBytes and
 	// InlineStateBytes resolved (0 = none).
 	inlineDV, inlineState int
+	// chainObjects: !Options.NoChainObjects.
+	chainObjects bool
 
 	// testBeforePublish, when set (tests only), runs after a batch is fully
 	// staged — its objects written, or behind a batching layer held for
@@ -173,7 +180,7 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	}
 	return &Graph{inlineDV: inlineBound(o.InlineDVBytes, table.DefaultInlineDVBytes), inlineState: inlineBound(o.InlineStateBytes, table.DefaultInlineStateBytes), repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
 		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
-		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}}
+		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}, chainObjects: !o.NoChainObjects}
 }
 
 // inlineBound resolves an inline bound option: 0 is the default, < 0 none.

@@ -547,7 +547,11 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		// flushed its sub-batch: a compacting write then costs the round
 		// trips of any other (TestCompactingInsertRoundTrips).
 		written := len(chain)
-		if err := g.repo.WriteCommits(bctx, chain); err != nil {
+		writeCommits := g.repo.WriteCommits
+		if g.chainObjects {
+			writeCommits = g.repo.WriteCommitsShared // one object for the chain where the store can
+		}
+		if err := writeCommits(bctx, chain); err != nil {
 			_ = storage.Flush(bctx)
 			settle()
 			fail(members, err, true)

@@ -169,21 +169,37 @@ func Flush(ctx context.Context) error {
 }
 
 func (b *Batch) defer_(ctx context.Context, key string, data []byte, ifAbsent bool, put func(ctx context.Context, data []byte) error) {
+	b.deferKeys(ctx, []string{key}, data, ifAbsent, put)
+}
+
+// deferShared defers one request that stores data under every key
+// (Batching.PutShared).
+func (b *Batch) deferShared(ctx context.Context, keys []string, data []byte, put func(ctx context.Context, data []byte) error) {
+	b.deferKeys(ctx, keys, data, false, put)
+}
+
+// deferKeys defers put, one request storing data under keys: each key
+// reads data from the batch until the request is over.
+func (b *Batch) deferKeys(ctx context.Context, keys []string, data []byte, ifAbsent bool, put func(ctx context.Context, data []byte) error) {
 	if b.held && len(data) > b.maxHeld && b.spill != nil {
-		b.spill.defer_(ctx, key, data, ifAbsent, put)
+		b.spill.deferKeys(ctx, keys, data, ifAbsent, put)
 		return
 	}
 	data = append([]byte(nil), data...) // the caller may reuse its buffer
 	b.mu.Lock()
 	if b.held {
-		if _, dup := b.pending[key]; !dup || !ifAbsent {
-			b.order = append(b.order, HeldObject{Key: key, Data: data, IfAbsent: ifAbsent, Ledger: LedgerOf(ctx)})
+		for _, key := range keys {
+			if _, dup := b.pending[key]; !dup || !ifAbsent {
+				b.order = append(b.order, HeldObject{Key: key, Data: data, IfAbsent: ifAbsent, Ledger: LedgerOf(ctx)})
+			}
+			b.pending[key] = data
 		}
-		b.pending[key] = data
 		b.mu.Unlock()
 		return
 	}
-	b.pending[key] = data
+	for _, key := range keys {
+		b.pending[key] = data
+	}
 	b.mu.Unlock()
 	b.wg.Add(1)
 	b.sem <- struct{}{}
@@ -198,7 +214,9 @@ func (b *Batch) defer_(ctx context.Context, key string, data []byte, ifAbsent bo
 		// deterministic); large ones (fragments) are dropped, keeping a
 		// long batch's memory bounded.
 		if err != nil || len(data) > keepWrittenBytes {
-			delete(b.pending, key)
+			for _, key := range keys {
+				delete(b.pending, key)
+			}
 		}
 		if err != nil {
 			b.errs = append(b.errs, err)

@@ -49,6 +49,7 @@ func TestCountingTallies(t *testing.T) {
 				storage.OpDelete:       {Requests: 1},
 				storage.OpSweepTemp:    {},
 				storage.OpCopyIfAbsent: {},
+				storage.OpPutShared:    {},
 			}
 			got := c.Snapshot()
 			if !maps.Equal(got, want) {

@@ -21,10 +21,13 @@ const (
 	OpSweepTemp Op = "sweep_temp"
 	// OpCopyIfAbsent is a Copier's server-side copy (S3: CopyObject).
 	OpCopyIfAbsent Op = "copy_if_absent"
+	// OpPutShared is a SharedPutter's one object stored under several
+	// fresh names (Local: one file, hard links); its key is the first name.
+	OpPutShared Op = "put_shared"
 )
 
 // allOps is every Op in a fixed order; Counting indexes its tallies by it.
-var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete, OpSweepTemp, OpCopyIfAbsent}
+var allOps = [...]Op{OpGet, OpGetRange, OpStat, OpPut, OpPutIfAbsent, OpPutIfMatch, OpList, OpDelete, OpSweepTemp, OpCopyIfAbsent, OpPutShared}
 
 // Ops returns every Op, in a fixed order (for reports and tests).
 func Ops() []Op { return allOps[:len(allOps):len(allOps)] }

@@ -148,6 +148,7 @@ func TestFaultyFailpoints(t *testing.T) {
 	f := faultyHolding(t, "k", "v")
 	info, _ := f.Stat(ctx, "k")
 	n := 0
+	fl := storage.NewFaulty(newLocal(t)) // Mem cannot share one object among names
 	calls := map[storage.Op]func() error{
 		storage.OpGet:         func() error { _, _, err := f.Get(ctx, "k"); return err },
 		storage.OpGetRange:    func() error { _, err := f.GetRange(ctx, "k", 0, 1); return err },
@@ -165,6 +166,10 @@ func TestFaultyFailpoints(t *testing.T) {
 			n++
 			_, err := f.CopyIfAbsent(ctx, "k", fmt.Sprintf("copy-%d", n))
 			return err
+		},
+		storage.OpPutShared: func() error {
+			n++
+			return fl.PutShared(ctx, []string{fmt.Sprintf("s-%d", n), fmt.Sprintf("t-%d", n)}, []byte("v"))
 		},
 	}
 	for _, op := range storage.Ops() {

@@ -54,6 +54,9 @@ func helperMain(t *testing.T, mode string) error {
 	}
 	id := os.Getenv(envID)
 	n, _ := strconv.Atoi(os.Getenv(envN))
+	if mode == "put-shared-once" {
+		return l.PutShared(ctx, sharedKeys, []byte(id))
+	}
 	if mode == "put-once" {
 		_, err := l.PutIfAbsent(ctx, "refs/crash", []byte(id))
 		return err
@@ -221,6 +224,20 @@ func TestPutIfAbsentProcesses(t *testing.T) {
 	}
 }
 
+// crashHelper runs one helper process in mode on l's directory with the
+// failpoint at point set to exit, and checks that it died there.
+func crashHelper(t *testing.T, l *storage.Local, mode, point string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), envMode+"="+mode, envDir+"="+l.Root(), envID+"=crasher",
+		failpoint.EnvVar+"="+point+"=exit")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != failpoint.ExitCode {
+		t.Fatalf("helper: %v, want exit %d\n%s", err, failpoint.ExitCode, out)
+	}
+}
+
 // TestCrashAtPublish kills a writer process (failpoint exit, the stand-in for
 // kill -9) right before and right after it publishes. Before: nothing is
 // visible, only a temp file remains, which List hides, IsTemp recognises, and
@@ -237,15 +254,8 @@ func TestCrashAtPublish(t *testing.T) {
 		t.Run(tc.point, func(t *testing.T) {
 			ctx := t.Context()
 			l := newLocal(t)
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$")
-			cmd.Env = append(os.Environ(), envMode+"=put-once", envDir+"="+l.Root(), envID+"=crasher",
-				failpoint.EnvVar+"="+tc.point+"=exit")
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != failpoint.ExitCode {
-				t.Fatalf("helper: %v, want exit %d\n%s", err, failpoint.ExitCode, out)
-			}
-			_, err = l.Stat(ctx, "refs/crash")
+			crashHelper(t, l, "put-once", tc.point)
+			_, err := l.Stat(ctx, "refs/crash")
 			if visible := err == nil; visible != tc.wantVisible {
 				t.Fatalf("visible = %v, want %v (err %v)", visible, tc.wantVisible, err)
 			}

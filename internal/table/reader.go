@@ -418,6 +418,9 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 			return nil, nil
 		}
 		if !useIndex(f) {
+			if f.Rows <= smallIDRows {
+				return r.smallLocate(ctx, s, f, in)
+			}
 			return r.scanLocate(ctx, s, f, in)
 		}
 		var locs []RowLoc
@@ -433,19 +436,7 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 				locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
 			}
 		}
-		if len(locs) == 0 {
-			return nil, nil
-		}
-		// The deletion vector is fetched only for a fragment with hits.
-		del, err := r.deleted(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		if del != nil {
-			locs = slices.DeleteFunc(locs, func(l RowLoc) bool { return del.has(l.Offset) })
-		}
-		slices.SortFunc(locs, func(a, b RowLoc) int { return int(a.Offset - b.Offset) })
-		return locs, nil
+		return r.liveInOrder(ctx, f, locs)
 	})
 }
 

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"CASChain", testCASChain},
 		{"CopyIfAbsent", testCopyIfAbsent},
 		{"CopyIfAbsentRace", testCopyIfAbsentRace},
+		{"PutShared", testPutShared},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
