@@ -92,6 +92,16 @@ type Reader struct {
 	// (envelope fields, type and property names of the catalog), so that
 	// parsing them allocates nothing (lineParser.name).
 	names map[string]string
+	// alias and the record arenas are set for the parse workers of
+	// eachRecord only (their lines are never overwritten): from/to strings
+	// may point into the line (lineParser.alias), and records are carved
+	// from one slice per block instead of one allocation each.
+	alias bool
+	// keys and arena are the line parser's scratch, kept across lines.
+	keys  []string
+	arena []jsonMember
+	nodes []NodeRecord
+	edges []EdgeRecord
 }
 
 // NewReader returns a Reader over r for catalog cat.
@@ -197,7 +207,20 @@ func (r *Reader) readLine() ([]byte, error) {
 // offending field of a line is always the one reported.
 type jsonMember struct {
 	key string
-	val any
+	// A string value is str (isStr set, val nil): unboxed, so that the
+	// envelope's strings cost no allocation beyond their bytes. Any other
+	// value is val.
+	val   any
+	str   string
+	isStr bool
+}
+
+// value returns the member's value in lineParser's value model.
+func (m *jsonMember) value() any {
+	if m.isStr {
+		return m.str
+	}
+	return m.val
 }
 
 func (r *Reader) errorf(field, format string, args ...any) *InputError {
@@ -207,7 +230,8 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 func (r *Reader) parseLine(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
-	p := lineParser{b: line, strictText: true, names: r.names, keys: make([]string, 0, 4)}
+	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0]}
+	defer func() { r.keys, r.arena = p.keys[:0], p.arena[:0] }()
 	members, kind, err := p.record()
 	if err != nil {
 		return nil, r.parseError(err)
@@ -257,37 +281,31 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 	if data != nil {
 		obj, ok := data.val.([]jsonMember)
 		if !ok {
-			return nil, r.errorf("data", "field 'data' must be an object, got %s", rawTypeName(data.val))
+			return nil, r.errorf("data", "field 'data' must be an object, got %s", rawTypeName(data.value()))
 		}
 		dataMembers = obj
 	}
 	if typ != nil {
-		name, ok := typ.val.(string)
-		if !ok {
+		if !typ.isStr {
 			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.val))
 		}
-		return r.nodeRecord(name, dataMembers)
+		return r.nodeRecord(typ.str, dataMembers)
 	}
-	name, ok := edge.val.(string)
-	if !ok {
+	if !edge.isStr {
 		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.val))
 	}
-	var src, dst string
-	for _, end := range []struct {
-		m    *jsonMember
-		key  string
-		dest *string
-	}{{from, "from", &src}, {to, "to", &dst}} {
-		if end.m == nil {
-			return nil, r.errorf(end.key, "edge missing '%s'", end.key)
+	name := edge.str
+	// No pointers to locals here: they would move src and dst to the heap.
+	ends := [2]*jsonMember{from, to}
+	for i, key := range [2]string{"from", "to"} {
+		if ends[i] == nil {
+			return nil, r.errorf(key, "edge missing '%s'", key)
 		}
-		s, ok := end.m.val.(string)
-		if !ok {
-			return nil, r.errorf(end.key, "field '%s' must be a string node id, got %s", end.key, rawTypeName(end.m.val))
+		if !ends[i].isStr {
+			return nil, r.errorf(key, "field '%s' must be a string node id, got %s", key, rawTypeName(ends[i].val))
 		}
-		*end.dest = s
 	}
-	return r.edgeRecord(name, src, dst, dataMembers)
+	return r.edgeRecord(name, from.str, to.str, dataMembers)
 }
 
 // dataValues converts the data members of a record against props; it
@@ -308,10 +326,10 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 	for _, m := range data {
 		if m.key == "id" {
 			field := "data.id"
-			s, ok := m.val.(string)
-			if !ok {
+			if !m.isStr {
 				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.val))
 			}
+			s := m.str
 			if s == "" {
 				// "" means "generate one" in records; an explicit empty id
 				// would silently become a fresh ULID.
@@ -332,7 +350,7 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 			return nil, nil, &InputError{Line: r.line, Field: field(),
 				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, value.TypeName(p.Type))}
 		}
-		v, err := value.ConvertJSON(m.key, p.Type, m.val)
+		v, err := value.ConvertJSON(m.key, p.Type, m.value())
 		if err != nil {
 			return nil, nil, &InputError{Line: r.line, Field: field(), Msg: err.Error(), Err: err}
 		}
@@ -350,7 +368,8 @@ func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &NodeRecord{Type: nt.Name, Values: values, Line: r.line}
+	rec := r.newNode()
+	*rec = NodeRecord{Type: nt.Name, Values: values, Line: r.line}
 	if len(nt.Key) > 0 {
 		for _, k := range nt.Key {
 			if values[k] == nil {
@@ -401,7 +420,8 @@ func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, e
 	if err != nil {
 		return nil, err
 	}
-	rec := &EdgeRecord{Type: et.Name, From: src, To: dst, Values: values, Line: r.line}
+	rec := r.newEdge()
+	*rec = EdgeRecord{Type: et.Name, From: src, To: dst, Values: values, Line: r.line}
 	if explicitID != nil {
 		rec.ID = *explicitID
 	}
@@ -409,6 +429,24 @@ func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, e
 		return nil, r.rowError(err)
 	}
 	return rec, nil
+}
+
+// newNode returns a fresh record from the node arena, if there is room.
+func (r *Reader) newNode() *NodeRecord {
+	if len(r.nodes) < cap(r.nodes) {
+		r.nodes = r.nodes[:len(r.nodes)+1]
+		return &r.nodes[len(r.nodes)-1]
+	}
+	return &NodeRecord{}
+}
+
+// newEdge returns a fresh record from the edge arena, if there is room.
+func (r *Reader) newEdge() *EdgeRecord {
+	if len(r.edges) < cap(r.edges) {
+		r.edges = r.edges[:len(r.edges)+1]
+		return &r.edges[len(r.edges)-1]
+	}
+	return &EdgeRecord{}
 }
 
 func (r *Reader) rowError(err error) error {
@@ -441,7 +479,7 @@ func membersToMap(ms []jsonMember) map[string]any {
 		if obj, ok := x.val.([]jsonMember); ok {
 			m[x.key] = membersToMap(obj)
 		} else {
-			m[x.key] = x.val
+			m[x.key] = x.value()
 		}
 	}
 	return m

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,8 +62,9 @@ type loadStream struct {
 	// nodeNames and edgeNames are types by type name: a record names its
 	// type, and building the table key per record would allocate.
 	nodeNames, edgeNames map[string]*stagedType
-	sink                 uint64   // keeps ahead's reads
-	ids                  *loadIDs // for rows without one
+	lastNode, lastEdge   *stagedType // stagedNamed's last answers
+	sink                 uint64      // keeps ahead's reads
+	ids                  *loadIDs    // for rows without one
 	pendingBytes         int64
 	pendingRecs          int
 	res                  *LoadResult
@@ -87,6 +89,8 @@ type loadStream struct {
 // stagedType is what a load keeps about one type of its input.
 type stagedType struct {
 	tk     string
+	tname  string           // the type's name
+	count  int64            // records read, not yet in LoadResult (countTypes)
 	nt     *schema.NodeType // nil for an edge type
 	et     *schema.EdgeType // nil for a node type
 	props  []*schema.Property
@@ -172,42 +176,42 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
+	defer s.countTypes()
 	err := rd.eachRecordAhead(ctx, s.encoders, s.ahead, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
-			nt, _ := s.base.Catalog().Node(rec.Type)
-			if err := externalBlob(nt.Props, rec.Values, rec.Line); err != nil {
+			if t, err = s.stagedNamed(ctx, rec.Type, false); err != nil {
+				return err
+			}
+			if err := externalBlob(t.props, rec.Values, rec.Line); err != nil {
 				return err
 			}
 			id := rec.ID
 			if id == "" {
 				id = s.ids.next()
 			}
-			if t, err = s.stagedNamed(ctx, nt.Name, false); err != nil {
-				return err
-			}
 			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
 				return err
 			}
-			s.res.Nodes[nt.Name]++
 		case *EdgeRecord:
-			et, _ := s.base.Catalog().Edge(rec.Type)
-			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
+			if t, err = s.stagedNamed(ctx, rec.Type, true); err != nil {
+				return err
+			}
+			if err := externalBlob(t.props, rec.Values, rec.Line); err != nil {
 				return err
 			}
 			id, generated := rec.ID, rec.ID == ""
 			if generated {
-				id = s.ids.next()
-			}
-			if t, err = s.stagedNamed(ctx, et.Name, true); err != nil {
-				return err
+				// A view of the generator's slab: stage copies it where
+				// it is kept.
+				id = s.ids.nextView()
 			}
 			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
 				return err
 			}
-			s.res.Edges[et.Name]++
 		}
+		t.count++
 		s.res.Total++
 		if progress != nil && s.res.Total%progressEvery == 0 {
 			if s.settle {
@@ -269,20 +273,38 @@ func (s *loadStream) ahead(recs []Record) {
 	s.sink = sink
 }
 
-// stagedNamed is staged by type name.
+// countTypes adds the records counted per type to the result.
+func (s *loadStream) countTypes() {
+	for _, t := range s.types {
+		if t.nt != nil {
+			s.res.Nodes[t.nt.Name] += t.count
+		} else {
+			s.res.Edges[t.et.Name] += t.count
+		}
+		t.count = 0
+	}
+}
+
+// stagedNamed is staged by type name (the record's exact, interned type
+// name; inputs come in runs of one type, so the last one is remembered).
 func (s *loadStream) stagedNamed(ctx context.Context, name string, edge bool) (*stagedType, error) {
+	last := &s.lastNode
 	names, key := s.nodeNames, snapshot.NodeKey
 	if edge {
-		names, key = s.edgeNames, snapshot.EdgeKey
+		last, names, key = &s.lastEdge, s.edgeNames, snapshot.EdgeKey
+	}
+	if *last != nil && (*last).tname == name {
+		return *last, nil
 	}
 	if t, ok := names[name]; ok {
+		*last = t
 		return t, nil
 	}
 	t, err := s.staged(ctx, key(name))
 	if err != nil {
 		return nil, err
 	}
-	names[name] = t
+	names[name], *last = t, t
 	return t, nil
 }
 
@@ -298,6 +320,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 	t := &stagedType{tk: tk, schema: base.Schema(), prefix: snapshot.TablePrefix(tk),
 		skel: &TypeDelta{RowsChecked: true}, hidden: map[int][]int64{}}
 	kind, name := snapshot.SplitKey(tk)
+	t.tname = name
 	var uniques [][]string
 	if kind == "node" {
 		t.nt, _ = s.base.Catalog().Node(name)
@@ -352,7 +375,14 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
 		return s.buffer(t, row, line, -1)
 	}
-	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
+	// The endpoints may be views of a parse block (lineParser.alias): the
+	// kept skeleton gets copies, so it pins no block.
+	skel := Row{ID: row.ID, Src: strings.Clone(row.Src), Dst: strings.Clone(row.Dst)}
+	if generated {
+		// and so is a generated id (loadIDs.nextView).
+		skel.ID = strings.Clone(row.ID)
+		row.ID = skel.ID
+	}
 	pos, dup := t.skel.lookup(row.ID)
 	if dup {
 		switch {
@@ -426,7 +456,7 @@ func (t *stagedType) srcStaged(s *loadStream, src string) bool {
 	if !s.stagedNode(&t.from, t.et.From, src) {
 		return false
 	}
-	t.lastSrc = src
+	t.lastSrc = strings.Clone(src) // src may be a view of a parse block
 	return true
 }
 
