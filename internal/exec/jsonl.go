@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -28,9 +31,13 @@ type NodeRecord struct {
 	ID string
 	// Values holds every declared property of Type (nil where absentParam or
 	// null), converted per ConvertJSON; a nil map for a type without
-	// properties.
+	// properties. Nil when Cells holds them.
 	Values map[string]any
-	Line   int
+	// Cells, for a type that takes the typed path (jsonl_typed.go), holds
+	// the properties unboxed in declared order instead of Values; strings
+	// may be views of the input block, to be copied if kept.
+	Cells []table.Cell
+	Line  int
 }
 
 // InputLine implements Record.
@@ -44,6 +51,7 @@ type EdgeRecord struct {
 	From   string // source node id
 	To     string // destination node id
 	Values map[string]any
+	Cells  []table.Cell // as NodeRecord.Cells
 	Line   int
 }
 
@@ -92,6 +100,10 @@ type Reader struct {
 	// (envelope fields, type and property names of the catalog), so that
 	// parsing them allocates nothing (lineParser.name).
 	names map[string]string
+	// nodeShapes and edgeShapes are the types whose records take the
+	// typed path, by name (typedShapes); set for the parse workers of
+	// eachRecord only, so Next returns value maps.
+	nodeShapes, edgeShapes map[string]*recShape
 	// alias and the record arenas are set for the parse workers of
 	// eachRecord only (their lines are never overwritten): from/to strings
 	// may point into the line (lineParser.alias), and records are carved
@@ -102,6 +114,10 @@ type Reader struct {
 	arena []jsonMember
 	nodes []NodeRecord
 	edges []EdgeRecord
+	// cells is the typed records' cell arena, refilled cellsPerBlock at a
+	// time (0: a slice per record).
+	cells         []table.Cell
+	cellsPerBlock int
 }
 
 // NewReader returns a Reader over r for catalog cat.
@@ -207,18 +223,31 @@ func (r *Reader) readLine() ([]byte, error) {
 // offending field of a line is always the one reported.
 type jsonMember struct {
 	key string
-	// A string value is str (isStr set, val nil): unboxed, so that the
-	// envelope's strings cost no allocation beyond their bytes. Any other
-	// value is val.
+	// A string value is str (isStr set, val nil) and a number's literal is
+	// str (isNum set): unboxed, so that the envelope's strings and the
+	// typed conversion of a record (typedValues) cost no allocation beyond
+	// what they keep. Any other value is val.
 	val   any
 	str   string
 	isStr bool
+	isNum bool
+	// view: str points into the line (a number's literal always; a data
+	// string under lineParser.alias). It is valid while the line is, so
+	// value copies it; the typed path reads it in place.
+	view bool
 }
 
 // value returns the member's value in lineParser's value model.
 func (m *jsonMember) value() any {
-	if m.isStr {
-		return m.str
+	s := m.str
+	if m.view {
+		s = strings.Clone(s)
+	}
+	switch {
+	case m.isStr:
+		return s
+	case m.isNum:
+		return json.Number(s)
 	}
 	return m.val
 }
@@ -287,12 +316,12 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 	}
 	if typ != nil {
 		if !typ.isStr {
-			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.val))
+			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.value()))
 		}
 		return r.nodeRecord(typ.str, dataMembers)
 	}
 	if !edge.isStr {
-		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.val))
+		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.value()))
 	}
 	name := edge.str
 	// No pointers to locals here: they would move src and dst to the heap.
@@ -302,7 +331,7 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 			return nil, r.errorf(key, "edge missing '%s'", key)
 		}
 		if !ends[i].isStr {
-			return nil, r.errorf(key, "field '%s' must be a string node id, got %s", key, rawTypeName(ends[i].val))
+			return nil, r.errorf(key, "field '%s' must be a string node id, got %s", key, rawTypeName(ends[i].value()))
 		}
 	}
 	return r.edgeRecord(name, from.str, to.str, dataMembers)
@@ -327,9 +356,12 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 		if m.key == "id" {
 			field := "data.id"
 			if !m.isStr {
-				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.val))
+				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.value()))
 			}
 			s := m.str
+			if m.view {
+				s = strings.Clone(s) // kept as the record's id: no view of the block
+			}
 			if s == "" {
 				// "" means "generate one" in records; an explicit empty id
 				// would silently become a fresh ULID.
@@ -364,6 +396,24 @@ func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
 	if !ok {
 		return nil, r.errorf("type", "unknown node type '%s'", name)
 	}
+	if sh := r.nodeShapes[nt.Name]; sh != nil {
+		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
+			if sh.key >= 0 {
+				key := cells[sh.key]
+				if key.Kind == table.CellNull || (hasID && id != key.S) {
+					goto general
+				}
+				id, hasID = key.S, true
+			}
+			rec := r.newNode()
+			*rec = NodeRecord{Type: nt.Name, Cells: cells, Line: r.line}
+			if hasID {
+				rec.ID = strings.Clone(id) // kept: no view of the block
+			}
+			return rec, nil
+		}
+	}
+general:
 	values, explicitID, err := r.dataValues("node", nt.Name, nt.Props, nt.Prop, data)
 	if err != nil {
 		return nil, err
@@ -415,6 +465,16 @@ func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, e
 	et, ok := r.cat.Edge(name)
 	if !ok {
 		return nil, r.errorf("edge", "unknown edge type '%s'", name)
+	}
+	if sh := r.edgeShapes[et.Name]; sh != nil {
+		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
+			rec := r.newEdge()
+			*rec = EdgeRecord{Type: et.Name, From: src, To: dst, Cells: cells, Line: r.line}
+			if hasID {
+				rec.ID = strings.Clone(id)
+			}
+			return rec, nil
+		}
 	}
 	values, explicitID, err := r.dataValues("edge", et.Name, et.Props, et.Prop, data)
 	if err != nil {

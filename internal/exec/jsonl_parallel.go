@@ -58,6 +58,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	nodeShapes, edgeShapes := typedShapes(r.cat)
 	jobs := make(chan *parseBlock, workers)
 	order := make(chan *parseBlock, 2*workers)
 	var wg sync.WaitGroup
@@ -72,7 +73,8 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 				// strings may alias it; its records come from two arenas
 				// (a block of edges costs one allocation, not one a line).
 				// The arena guess is the previous block's mix.
-				lr := Reader{cat: r.cat, names: r.names, alias: true,
+				lr := Reader{cat: r.cat, names: r.names, alias: true, cellsPerBlock: 4096,
+					nodeShapes: nodeShapes, edgeShapes: edgeShapes,
 					nodes: make([]NodeRecord, 0, nodeGuess(len(b.text), prevNodes, prevLines)),
 					edges: make([]EdgeRecord, 0, len(b.text)-nodeGuess(len(b.text), prevNodes, prevLines))}
 				for i, line := range b.text {

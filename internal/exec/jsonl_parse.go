@@ -178,18 +178,29 @@ func (p *lineParser) object() ([]jsonMember, error) {
 		// when it is converted.
 		m := jsonMember{key: key}
 		p.skipSpace()
+		var c byte
+		if p.i < len(p.b) {
+			c = p.b[p.i]
+		}
 		switch {
-		case p.i < len(p.b) && p.b[p.i] == '"':
+		case c == '"':
 			p.i++
 			m.isStr = true
 			switch {
 			case p.depth == 1 && (key == "type" || key == "edge"):
 				m.str, err = p.name()
-			case p.depth == 1 && p.alias && (key == "from" || key == "to"):
-				m.str, err = p.aliasStr()
+			case p.alias && ((p.depth == 1 && (key == "from" || key == "to")) || p.depth == 2):
+				// An edge's endpoint or a data value: a view for the
+				// typed path, copied if boxed (jsonMember.value).
+				m.str, m.view, err = p.aliasStr()
 			default:
 				m.str, err = p.str()
 			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			// The literal as a view of the line: jsonMember.value copies it.
+			var n string
+			n, err = p.numberView()
+			m.isNum, m.str, m.view = true, n, true
 		default:
 			m.val, err = p.value(false)
 		}
@@ -357,6 +368,12 @@ func jsonIsDigit(c byte) bool { return c >= '0' && c <= '9' }
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns
 // its text: conversion to a typed value needs the literal, not a float.
 func (p *lineParser) number() (json.Number, error) {
+	s, err := p.numberView()
+	return json.Number(strings.Clone(s)), err
+}
+
+// numberView is number as a view of b (valid while b is).
+func (p *lineParser) numberView() (string, error) {
 	start := p.i
 	if p.b[p.i] == '-' {
 		p.i++
@@ -392,31 +409,33 @@ func (p *lineParser) number() (json.Number, error) {
 			p.i++
 		}
 	}
-	return json.Number(p.b[start:p.i]), nil
+	return unsafe.String(&p.b[start], p.i-start), nil
 }
 
 // aliasStr is str for a string without escapes, returned as a view of b
-// (p.alias: b is immutable); one with escapes is copied out by str.
-func (p *lineParser) aliasStr() (string, error) {
+// (view set; p.alias: b is immutable); one with escapes is copied out by
+// str.
+func (p *lineParser) aliasStr() (s string, view bool, err error) {
 	start := p.i
 	for i := start; i < len(p.b); i++ {
 		c := p.b[i]
 		if c == '"' {
-			s := p.b[start:i]
-			if !utf8.Valid(s) {
+			b := p.b[start:i]
+			if !utf8.Valid(b) {
 				break // str reports (or repairs) it
 			}
 			p.i = i + 1
-			if len(s) == 0 {
-				return "", nil
+			if len(b) == 0 {
+				return "", false, nil
 			}
-			return unsafe.String(&s[0], len(s)), nil
+			return unsafe.String(&b[0], len(b)), true, nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
 		}
 	}
-	return p.str()
+	s, err = p.str()
+	return s, false, err
 }
 
 // str parses a string body after the opening quote. Invalid UTF-8 and lone

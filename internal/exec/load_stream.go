@@ -191,7 +191,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 			if id == "" {
 				id = s.ids.next()
 			}
-			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
+			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Cells, rec.Line, false); err != nil {
 				return err
 			}
 		case *EdgeRecord:
@@ -207,7 +207,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 				// it is kept.
 				id = s.ids.nextView()
 			}
-			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
+			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Cells, rec.Line, generated); err != nil {
 				return err
 			}
 		}
@@ -371,9 +371,17 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // @unique violation on the key in every mode; otherwise a KeyConflict in
 // append and overwrite) or, in merge, supersedes the earlier image, which
 // is then dropped from the buffer or hidden in its fragment.
-func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
+//
+// cells, if not nil, are the row's properties in the typed form
+// (NodeRecord.Cells) and row.Values is nil.
+func (s *loadStream) stage(t *stagedType, row Row, cells []table.Cell, line int, generated bool) error {
+	if cells != nil && (len(t.skel.Keep) > 0 || !t.typed || t.enc.lead == 0) {
+		// Only the typed columns take cells (the reader gives them for
+		// such types only; this keeps any other route exact).
+		row.Values, cells = cellValues(t.props, cells), nil
+	}
 	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
-		return s.buffer(t, row, line, -1)
+		return s.buffer(t, row, cells, line, -1)
 	}
 	// The endpoints may be views of a parse block (lineParser.alias): the
 	// kept skeleton gets copies, so it pins no block.
@@ -388,6 +396,9 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 		switch {
 		case t.nt != nil && len(t.nt.Key) > 0:
 			nt := t.nt
+			if cells != nil {
+				row.Values = cellValues(t.props, cells)
+			}
 			return lineError(line, uniqueError(nt.Name, nt.Key, nodeTupleTypes(nt, nt.Key), rowTuple(nt.Key, row), row.ID, row.ID))
 		case s.mode != LoadMerge:
 			return lineError(line, &KeyConflictError{TypeKey: t.tk, EntityID: row.ID})
@@ -419,21 +430,32 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
 		}
 	}
-	return s.buffer(t, row, line, pos)
+	return s.buffer(t, row, cells, line, pos)
 }
 
-// buffer adds a row to its type's chunk (pos is its skel position, or -1).
-func (s *loadStream) buffer(t *stagedType, row Row, line, pos int) error {
+// buffer adds a row to its type's chunk (pos is its skel position, or -1;
+// cells as for stage).
+func (s *loadStream) buffer(t *stagedType, row Row, cells []table.Cell, line, pos int) error {
 	var size int64
 	if t.typed {
 		if pos >= 0 {
 			t.locs[pos] = rowLoc{frag: -1, off: int32(t.bb.Len())}
 		}
-		if err := t.enc.append(t.bb, row); err != nil {
+		var err error
+		if cells != nil {
+			err = t.enc.appendCells(t.bb, row, cells)
+			size = typedCellsSize(row, cells)
+		} else {
+			err = t.enc.append(t.bb, row)
+			size = typedSize(row)
+		}
+		if err != nil {
+			if cells != nil {
+				row.Values = cellValues(t.props, cells)
+			}
 			return t.rowsError(err, []Row{row}, []int{line})
 		}
 		t.tpos = append(t.tpos, int32(pos))
-		size = typedSize(row)
 	} else {
 		if pos >= 0 {
 			t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
@@ -763,6 +785,21 @@ func typedSize(r Row) int64 {
 	for _, v := range r.Values {
 		if v != nil {
 			n += max(valueSize(v)-16, 8) // no boxed header once in a column
+		}
+	}
+	return n
+}
+
+// typedCellsSize is typedSize for a row in the typed form.
+func typedCellsSize(r Row, cells []table.Cell) int64 {
+	n := int64(typedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
+	for _, c := range cells {
+		switch c.Kind {
+		case table.CellNull:
+		case table.CellString:
+			n += max(int64(len(c.S))+16, 8) // as valueSize's string, unboxed
+		default:
+			n += 8
 		}
 	}
 	return n
