@@ -112,6 +112,7 @@ type Reader struct {
 	// keys and arena are the line parser's scratch, kept across lines.
 	keys  []string
 	arena []jsonMember
+	last  string
 	nodes []NodeRecord
 	edges []EdgeRecord
 	// cells is the typed records' cell arena, refilled cellsPerBlock at a
@@ -259,8 +260,8 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 func (r *Reader) parseLine(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
-	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0]}
-	defer func() { r.keys, r.arena = p.keys[:0], p.arena[:0] }()
+	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0], last: r.last}
+	defer func() { r.keys, r.arena, r.last = p.keys[:0], p.arena[:0], p.last }()
 	members, kind, err := p.record()
 	if err != nil {
 		return nil, r.parseError(err)

@@ -42,6 +42,9 @@ type lineParser struct {
 	// reused line after line (Reader.arena) instead of a slice per object.
 	// Nothing a parsed record or its error holds points into it.
 	arena []jsonMember
+	// last is the last type name interned (Reader.last), tried before
+	// the names map.
+	last string
 }
 
 // jsonTextError is a string that is not valid Unicode text; Path names the
@@ -274,7 +277,16 @@ func (p *lineParser) name() (string, error) {
 				p.i = i + 1
 				return s, nil
 			}
+			if p.last != "" && string(p.b[start:i]) == p.last {
+				// Lines come in runs of one type: no hashing for the
+				// name the previous line had.
+				p.i = i + 1
+				return p.last, nil
+			}
 			if s, ok := p.names[string(p.b[start:i])]; ok {
+				if p.depth == 1 {
+					p.last = s // a record's type name (keys are envelope names)
+				}
 				p.i = i + 1
 				return s, nil
 			}

@@ -254,20 +254,30 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 // read (idTable.touch). Only reads: staging decides as before.
 func (s *loadStream) ahead(recs []Record) {
 	sink := s.sink
+	var t *stagedType
+	lastType, lastSrc := "", ""
 	for _, rec := range recs {
 		e, ok := rec.(*EdgeRecord)
 		if !ok {
 			continue
 		}
-		t := s.edgeNames[e.Type]
+		if e.Type != lastType || t == nil {
+			t, lastType = s.edgeNames[e.Type], e.Type
+			lastSrc = ""
+			if t != nil {
+				lastSrc = t.lastSrc
+			}
+		}
 		if t == nil || !t.lean {
 			continue
 		}
 		if t.to != nil {
 			sink += t.to.skel.index.touch(e.To)
 		}
-		if t.from != nil && e.From != t.lastSrc {
+		// Edges come in runs of one source: its slot is read once.
+		if t.from != nil && e.From != lastSrc {
 			sink += t.from.skel.index.touch(e.From)
+			lastSrc = e.From
 		}
 	}
 	s.sink = sink
