@@ -149,14 +149,20 @@ func (t *idTable) grow() {
 	}
 }
 
-// touch reads the slot where a lookup of id starts and returns its meta:
-// called for many ids in a row ahead of their lookups, the reads are
-// independent, so their cache misses overlap instead of coming one after
-// another (loadStream.ahead). t may be nil.
-func (t *idTable) touch(id string) uint64 {
+// idSlotRef names the slot where a lookup in t starts.
+type idSlotRef struct {
+	t *idTable
+	i uint64
+}
+
+// slotRef appends the slot where a lookup of id starts to refs (t may be
+// nil: nothing is appended). Reading the slots of many refs in a row, with
+// nothing else between the reads, lets their cache misses overlap instead
+// of coming one after another (loadStream.ahead).
+func (t *idTable) slotRef(refs []idSlotRef, id string) []idSlotRef {
 	if t == nil {
-		return 0
+		return refs
 	}
 	h := maphash.String(t.seed, id)
-	return t.slots[h&uint64(len(t.slots)-1)].meta
+	return append(refs, idSlotRef{t, h & uint64(len(t.slots)-1)})
 }

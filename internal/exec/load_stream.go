@@ -64,6 +64,7 @@ type loadStream struct {
 	nodeNames, edgeNames map[string]*stagedType
 	lastNode, lastEdge   *stagedType // stagedNamed's last answers
 	sink                 uint64      // keeps ahead's reads
+	slotRefs             []idSlotRef // ahead's scratch
 	ids                  *loadIDs    // for rows without one
 	pendingBytes         int64
 	pendingRecs          int
@@ -251,7 +252,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 
 // ahead warms, for a parsed block of records about to be staged, the
 // id-table slots that the lean-edge endpoint checks of its edges will
-// read (idTable.touch). Only reads: staging decides as before.
+// read (idTable.slotRef). Only reads: staging decides as before.
 func (s *loadStream) ahead(recs []Record) {
 	sink := s.sink
 	var t *stagedType
@@ -272,14 +273,20 @@ func (s *loadStream) ahead(recs []Record) {
 			continue
 		}
 		if t.to != nil {
-			sink += t.to.skel.index.touch(e.To)
+			s.slotRefs = t.to.skel.index.slotRef(s.slotRefs, e.To)
 		}
 		// Edges come in runs of one source: its slot is read once.
 		if t.from != nil && e.From != lastSrc {
-			sink += t.from.skel.index.touch(e.From)
+			s.slotRefs = t.from.skel.index.slotRef(s.slotRefs, e.From)
 			lastSrc = e.From
 		}
 	}
+	// Hashing first and reading the slots in a loop of loads alone keeps
+	// many cache misses in flight at once.
+	for _, r := range s.slotRefs {
+		sink += r.t.slots[r.i].meta
+	}
+	s.slotRefs = s.slotRefs[:0]
 	s.sink = sink
 }
 
