@@ -53,6 +53,9 @@ type EdgeRecord struct {
 	Values map[string]any
 	Cells  []table.Cell // as NodeRecord.Cells
 	Line   int
+	// toStaged: a load found To staged before it staged this record
+	// (loadStream.ahead); a staged node stays staged.
+	toStaged bool
 }
 
 // InputLine implements Record.

@@ -208,7 +208,7 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 				// it is kept.
 				id = s.ids.nextView()
 			}
-			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Cells, rec.Line, generated); err != nil {
+			if err := s.stageEdge(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Cells, rec.Line, generated, rec.toStaged); err != nil {
 				return err
 			}
 		}
@@ -273,19 +273,28 @@ func (s *loadStream) ahead(recs []Record) {
 			continue
 		}
 		if t.to != nil {
-			s.slotRefs = t.to.skel.index.slotRef(s.slotRefs, e.To)
+			s.slotRefs = t.to.skel.index.slotRef(s.slotRefs, e.To, e)
 		}
-		// Edges come in runs of one source: its slot is read once.
+		// Edges come in runs of one source: its slot is read once (and
+		// staging finds most sources as the last one, srcStaged).
 		if t.from != nil && e.From != lastSrc {
-			s.slotRefs = t.from.skel.index.slotRef(s.slotRefs, e.From)
+			s.slotRefs = t.from.skel.index.slotRef(s.slotRefs, e.From, nil)
 			lastSrc = e.From
 		}
 	}
 	// Hashing first and reading the slots in a loop of loads alone keeps
-	// many cache misses in flight at once.
-	for _, r := range s.slotRefs {
-		sink += r.t.slots[r.i].meta
+	// many cache misses in flight at once; the destinations are then
+	// looked up while their slots are in cache, and staging trusts a hit
+	// (a staged node stays staged).
+	for i := range s.slotRefs {
+		sink += s.slotRefs[i].meta()
 	}
+	for i := range s.slotRefs {
+		if r := &s.slotRefs[i]; r.rec != nil {
+			r.rec.toStaged = r.has()
+		}
+	}
+	clear(s.slotRefs) // no record or id kept past the block
 	s.slotRefs = s.slotRefs[:0]
 	s.sink = sink
 }
@@ -392,12 +401,18 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // cells, if not nil, are the row's properties in the typed form
 // (NodeRecord.Cells) and row.Values is nil.
 func (s *loadStream) stage(t *stagedType, row Row, cells []table.Cell, line int, generated bool) error {
+	return s.stageEdge(t, row, cells, line, generated, false)
+}
+
+// stageEdge is stage, told whether row.Dst is known to be a staged node of
+// the edge's target type (EdgeRecord.toStaged; false: look it up).
+func (s *loadStream) stageEdge(t *stagedType, row Row, cells []table.Cell, line int, generated, dstStaged bool) error {
 	if cells != nil && (len(t.skel.Keep) > 0 || !t.typed || t.enc.lead == 0) {
 		// Only the typed columns take cells (the reader gives them for
 		// such types only; this keeps any other route exact).
 		row.Values, cells = cellValues(t.props, cells), nil
 	}
-	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
+	if generated && t.lean && t.srcStaged(s, row.Src) && (dstStaged || s.stagedNode(&t.to, t.et.To, row.Dst)) {
 		return s.buffer(t, row, cells, line, -1)
 	}
 	// The endpoints may be views of a parse block (lineParser.alias): the
