@@ -66,13 +66,8 @@ func (c Cell) Value() any {
 // and F64 (in range), CellNull in a nullable column. A rejected row leaves
 // b unchanged.
 func (b *BatchBuilder) AppendCells(lead []string, cells []Cell) error {
-	if len(lead)+len(cells) != len(b.schema.Columns) {
-		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, len(lead)+len(cells), len(b.schema.Columns))
-	}
-	for i := range lead {
-		if c := b.schema.Columns[i]; c.Type.Kind != String && c.Type.Kind != Enum {
-			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", c.Name, b.rows, ErrValue, c.Type.Kind)
-		}
+	if err := b.checkLead(len(lead), len(cells)); err != nil {
+		return err
 	}
 	cols := b.schema.Columns[len(lead):]
 	for i, c := range cols {
