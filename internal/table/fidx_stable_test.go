@@ -16,11 +16,7 @@ import (
 // load's (increasing ids, sources in runs, random destinations), plus a
 // few keys that share long prefixes and an empty one.
 func fidxStableRecord(n int) (Schema, arrow.RecordBatch) {
-	schema := Schema{Columns: []Column{
-		{Name: "id", Type: ColumnType{Kind: String}},
-		{Name: "src", Type: ColumnType{Kind: String}},
-		{Name: "dst", Type: ColumnType{Kind: String}},
-	}}
+	schema := edgeKeySchema()
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema.ArrowSchema())
 	defer rb.Release()
 	rng := rand.New(rand.NewPCG(5, 6))
