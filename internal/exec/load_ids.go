@@ -19,6 +19,7 @@ type loadIDs struct {
 	n       int
 	entropy *ulid.MonotonicEntropy
 	slab    []byte // nextView's current slab
+	buf     [16]byte
 }
 
 // loadIDsPerClock bounds how stale an id's timestamp can be: the time
@@ -60,14 +61,15 @@ func (g *loadIDs) make() ulid.ULID {
 	}
 	g.n++
 	// ulid.New would take the entropy as an io.Reader, which makes every
-	// id escape to the heap.
-	var id ulid.ULID
-	if err := g.entropy.MonotonicRead(g.ms, id[6:]); err != nil {
+	// id escape to the heap; MonotonicRead's slice escapes too, so the
+	// entropy is read into g's own buffer.
+	if err := g.entropy.MonotonicRead(g.ms, g.buf[6:]); err != nil {
 		// The entropy of this millisecond is used up (only after ~2^48
 		// ids): move to the next one, which draws fresh entropy.
 		g.ms++
 		return ulid.MustNew(g.ms, g.entropy)
 	}
+	id := ulid.ULID(g.buf)
 	if err := id.SetTime(g.ms); err != nil {
 		// Past the year 10889: ulid.Make would panic too.
 		panic(err)
