@@ -122,6 +122,11 @@ type Reader struct {
 	// time (0: a slice per record).
 	cells         []table.Cell
 	cellsPerBlock int
+	// The last node and edge type a record named, and their shapes.
+	lastNode      *schema.NodeType
+	lastNodeShape *recShape
+	lastEdge      *schema.EdgeType
+	lastEdgeShape *recShape
 }
 
 // NewReader returns a Reader over r for catalog cat.
@@ -395,12 +400,43 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 	return values, id, nil
 }
 
-func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
+// nodeType is cat.Node(name) with the typed shape, remembering the last
+// answer: lines come in runs of one type.
+func (r *Reader) nodeType(name string) (*schema.NodeType, *recShape, bool) {
+	if r.lastNode != nil && r.lastNode.Name == name {
+		return r.lastNode, r.lastNodeShape, true
+	}
 	nt, ok := r.cat.Node(name)
+	if !ok {
+		return nil, nil, false
+	}
+	r.lastNode, r.lastNodeShape = nt, r.nodeShapes[nt.Name]
+	return nt, r.lastNodeShape, true
+}
+
+// edgeType is nodeType for edges (cat.Edge: an exact or case-insensitive
+// match; only an exact one is remembered).
+func (r *Reader) edgeType(name string) (*schema.EdgeType, *recShape, bool) {
+	if r.lastEdge != nil && r.lastEdge.Name == name {
+		return r.lastEdge, r.lastEdgeShape, true
+	}
+	et, ok := r.cat.Edge(name)
+	if !ok {
+		return nil, nil, false
+	}
+	if et.Name != name {
+		return et, r.edgeShapes[et.Name], true
+	}
+	r.lastEdge, r.lastEdgeShape = et, r.edgeShapes[et.Name]
+	return et, r.lastEdgeShape, true
+}
+
+func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
+	nt, sh, ok := r.nodeType(name)
 	if !ok {
 		return nil, r.errorf("type", "unknown node type '%s'", name)
 	}
-	if sh := r.nodeShapes[nt.Name]; sh != nil {
+	if sh != nil {
 		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
 			if sh.key >= 0 {
 				key := cells[sh.key]
@@ -466,11 +502,11 @@ func nodeID(nt *schema.NodeType, values map[string]any) (string, error) {
 }
 
 func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, error) {
-	et, ok := r.cat.Edge(name)
+	et, sh, ok := r.edgeType(name)
 	if !ok {
 		return nil, r.errorf("edge", "unknown edge type '%s'", name)
 	}
-	if sh := r.edgeShapes[et.Name]; sh != nil {
+	if sh != nil {
 		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
 			rec := r.newEdge()
 			*rec = EdgeRecord{Type: et.Name, From: src, To: dst, Cells: cells, Line: r.line}
