@@ -532,21 +532,20 @@ func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, e
 }
 
 // newNode returns a fresh record from the node arena, if there is room.
-func (r *Reader) newNode() *NodeRecord {
-	if len(r.nodes) < cap(r.nodes) {
-		r.nodes = r.nodes[:len(r.nodes)+1]
-		return &r.nodes[len(r.nodes)-1]
-	}
-	return &NodeRecord{}
-}
+func (r *Reader) newNode() *NodeRecord { return carve(&r.nodes) }
 
 // newEdge returns a fresh record from the edge arena, if there is room.
-func (r *Reader) newEdge() *EdgeRecord {
-	if len(r.edges) < cap(r.edges) {
-		r.edges = r.edges[:len(r.edges)+1]
-		return &r.edges[len(r.edges)-1]
+func (r *Reader) newEdge() *EdgeRecord { return carve(&r.edges) }
+
+// carve returns the next zero element of the arena's spare capacity, or a
+// new one when it has none (an arena never grows: its elements are held).
+func carve[T any](arena *[]T) *T {
+	a := *arena
+	if len(a) < cap(a) {
+		*arena = a[:len(a)+1]
+		return &(*arena)[len(a)]
 	}
-	return &EdgeRecord{}
+	return new(T)
 }
 
 func (r *Reader) rowError(err error) error {
