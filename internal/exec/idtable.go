@@ -149,14 +149,31 @@ func (t *idTable) grow() {
 	}
 }
 
-// touch reads the slot where a lookup of id starts and returns its meta:
-// called for many ids in a row ahead of their lookups, the reads are
-// independent, so their cache misses overlap instead of coming one after
-// another (loadStream.ahead). t may be nil.
-func (t *idTable) touch(id string) uint64 {
+// idSlotRef names the slot where a lookup of id in t starts (h is id's
+// hash); rec, if set, is told whether id is there (EdgeRecord.toStaged).
+type idSlotRef struct {
+	t   *idTable
+	h   uint64
+	id  string
+	rec *EdgeRecord
+}
+
+// slotRef appends the slot where a lookup of id starts to refs (t may be
+// nil: nothing is appended). Reading the slots of many refs in a row, with
+// nothing else between the reads, lets their cache misses overlap instead
+// of coming one after another (loadStream.ahead).
+func (t *idTable) slotRef(refs []idSlotRef, id string, rec *EdgeRecord) []idSlotRef {
 	if t == nil {
-		return 0
+		return refs
 	}
-	h := maphash.String(t.seed, id)
-	return t.slots[h&uint64(len(t.slots)-1)].meta
+	return append(refs, idSlotRef{t: t, h: maphash.String(t.seed, id), id: id, rec: rec})
+}
+
+// meta reads the slot where r's lookup starts.
+func (r *idSlotRef) meta() uint64 { return r.t.slots[r.h&uint64(len(r.t.slots)-1)].meta }
+
+// has is get(r.id)'s verdict, with the hash already taken.
+func (r *idSlotRef) has() bool {
+	_, ok := r.t.find(r.id, r.h)
+	return ok
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
@@ -28,9 +31,13 @@ type NodeRecord struct {
 	ID string
 	// Values holds every declared property of Type (nil where absentParam or
 	// null), converted per ConvertJSON; a nil map for a type without
-	// properties.
+	// properties. Nil when Cells holds them.
 	Values map[string]any
-	Line   int
+	// Cells, for a type that takes the typed path (jsonl_typed.go), holds
+	// the properties unboxed in declared order instead of Values; strings
+	// may be views of the input block, to be copied if kept.
+	Cells []table.Cell
+	Line  int
 }
 
 // InputLine implements Record.
@@ -44,7 +51,11 @@ type EdgeRecord struct {
 	From   string // source node id
 	To     string // destination node id
 	Values map[string]any
+	Cells  []table.Cell // as NodeRecord.Cells
 	Line   int
+	// toStaged: a load found To staged before it staged this record
+	// (loadStream.ahead); a staged node stays staged.
+	toStaged bool
 }
 
 // InputLine implements Record.
@@ -92,6 +103,30 @@ type Reader struct {
 	// (envelope fields, type and property names of the catalog), so that
 	// parsing them allocates nothing (lineParser.name).
 	names map[string]string
+	// nodeShapes and edgeShapes are the types whose records take the
+	// typed path, by name (typedShapes); set for the parse workers of
+	// eachRecord only, so Next returns value maps.
+	nodeShapes, edgeShapes map[string]*recShape
+	// alias and the record arenas are set for the parse workers of
+	// eachRecord only (their lines are never overwritten): from/to strings
+	// may point into the line (lineParser.alias), and records are carved
+	// from one slice per block instead of one allocation each.
+	alias bool
+	// keys and arena are the line parser's scratch, kept across lines.
+	keys  []string
+	arena []jsonMember
+	last  string
+	nodes []NodeRecord
+	edges []EdgeRecord
+	// cells is the typed records' cell arena, refilled cellsPerBlock at a
+	// time (0: a slice per record).
+	cells         []table.Cell
+	cellsPerBlock int
+	// The last node and edge type a record named, and their shapes.
+	lastNode      *schema.NodeType
+	lastNodeShape *recShape
+	lastEdge      *schema.EdgeType
+	lastEdgeShape *recShape
 }
 
 // NewReader returns a Reader over r for catalog cat.
@@ -197,7 +232,33 @@ func (r *Reader) readLine() ([]byte, error) {
 // offending field of a line is always the one reported.
 type jsonMember struct {
 	key string
-	val any
+	// A string value is str (isStr set, val nil) and a number's literal is
+	// str (isNum set): unboxed, so that the envelope's strings and the
+	// typed conversion of a record (typedValues) cost no allocation beyond
+	// what they keep. Any other value is val.
+	val   any
+	str   string
+	isStr bool
+	isNum bool
+	// view: str points into the line (a number's literal always; a data
+	// string under lineParser.alias). It is valid while the line is, so
+	// value copies it; the typed path reads it in place.
+	view bool
+}
+
+// value returns the member's value in lineParser's value model.
+func (m *jsonMember) value() any {
+	s := m.str
+	if m.view {
+		s = strings.Clone(s)
+	}
+	switch {
+	case m.isStr:
+		return s
+	case m.isNum:
+		return json.Number(s)
+	}
+	return m.val
 }
 
 func (r *Reader) errorf(field, format string, args ...any) *InputError {
@@ -207,7 +268,8 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 func (r *Reader) parseLine(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
-	p := lineParser{b: line, strictText: true, names: r.names, keys: make([]string, 0, 4)}
+	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0], last: r.last}
+	defer func() { r.keys, r.arena, r.last = p.keys[:0], p.arena[:0], p.last }()
 	members, kind, err := p.record()
 	if err != nil {
 		return nil, r.parseError(err)
@@ -257,37 +319,31 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 	if data != nil {
 		obj, ok := data.val.([]jsonMember)
 		if !ok {
-			return nil, r.errorf("data", "field 'data' must be an object, got %s", rawTypeName(data.val))
+			return nil, r.errorf("data", "field 'data' must be an object, got %s", rawTypeName(data.value()))
 		}
 		dataMembers = obj
 	}
 	if typ != nil {
-		name, ok := typ.val.(string)
-		if !ok {
-			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.val))
+		if !typ.isStr {
+			return nil, r.errorf("type", "field 'type' must be a string, got %s", rawTypeName(typ.value()))
 		}
-		return r.nodeRecord(name, dataMembers)
+		return r.nodeRecord(typ.str, dataMembers)
 	}
-	name, ok := edge.val.(string)
-	if !ok {
-		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.val))
+	if !edge.isStr {
+		return nil, r.errorf("edge", "field 'edge' must be a string, got %s", rawTypeName(edge.value()))
 	}
-	var src, dst string
-	for _, end := range []struct {
-		m    *jsonMember
-		key  string
-		dest *string
-	}{{from, "from", &src}, {to, "to", &dst}} {
-		if end.m == nil {
-			return nil, r.errorf(end.key, "edge missing '%s'", end.key)
+	name := edge.str
+	// No pointers to locals here: they would move src and dst to the heap.
+	ends := [2]*jsonMember{from, to}
+	for i, key := range [2]string{"from", "to"} {
+		if ends[i] == nil {
+			return nil, r.errorf(key, "edge missing '%s'", key)
 		}
-		s, ok := end.m.val.(string)
-		if !ok {
-			return nil, r.errorf(end.key, "field '%s' must be a string node id, got %s", end.key, rawTypeName(end.m.val))
+		if !ends[i].isStr {
+			return nil, r.errorf(key, "field '%s' must be a string node id, got %s", key, rawTypeName(ends[i].value()))
 		}
-		*end.dest = s
 	}
-	return r.edgeRecord(name, src, dst, dataMembers)
+	return r.edgeRecord(name, from.str, to.str, dataMembers)
 }
 
 // dataValues converts the data members of a record against props; it
@@ -308,9 +364,12 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 	for _, m := range data {
 		if m.key == "id" {
 			field := "data.id"
-			s, ok := m.val.(string)
-			if !ok {
-				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.val))
+			if !m.isStr {
+				return nil, nil, r.errorf(field, "field 'data.id' must be a string, got %s", rawTypeName(m.value()))
+			}
+			s := m.str
+			if m.view {
+				s = strings.Clone(s) // kept as the record's id: no view of the block
 			}
 			if s == "" {
 				// "" means "generate one" in records; an explicit empty id
@@ -332,7 +391,7 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 			return nil, nil, &InputError{Line: r.line, Field: field(),
 				Msg: fmt.Sprintf("property '%s' expects %s, got object", m.key, value.TypeName(p.Type))}
 		}
-		v, err := value.ConvertJSON(m.key, p.Type, m.val)
+		v, err := value.ConvertJSON(m.key, p.Type, m.value())
 		if err != nil {
 			return nil, nil, &InputError{Line: r.line, Field: field(), Msg: err.Error(), Err: err}
 		}
@@ -341,16 +400,66 @@ func (r *Reader) dataValues(kind, name string, props []*schema.Property, lookup 
 	return values, id, nil
 }
 
-func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
+// nodeType is cat.Node(name) with the typed shape, remembering the last
+// answer: lines come in runs of one type.
+func (r *Reader) nodeType(name string) (*schema.NodeType, *recShape, bool) {
+	if r.lastNode != nil && r.lastNode.Name == name {
+		return r.lastNode, r.lastNodeShape, true
+	}
 	nt, ok := r.cat.Node(name)
+	if !ok {
+		return nil, nil, false
+	}
+	r.lastNode, r.lastNodeShape = nt, r.nodeShapes[nt.Name]
+	return nt, r.lastNodeShape, true
+}
+
+// edgeType is nodeType for edges (cat.Edge: an exact or case-insensitive
+// match; only an exact one is remembered).
+func (r *Reader) edgeType(name string) (*schema.EdgeType, *recShape, bool) {
+	if r.lastEdge != nil && r.lastEdge.Name == name {
+		return r.lastEdge, r.lastEdgeShape, true
+	}
+	et, ok := r.cat.Edge(name)
+	if !ok {
+		return nil, nil, false
+	}
+	if et.Name != name {
+		return et, r.edgeShapes[et.Name], true
+	}
+	r.lastEdge, r.lastEdgeShape = et, r.edgeShapes[et.Name]
+	return et, r.lastEdgeShape, true
+}
+
+func (r *Reader) nodeRecord(name string, data []jsonMember) (Record, error) {
+	nt, sh, ok := r.nodeType(name)
 	if !ok {
 		return nil, r.errorf("type", "unknown node type '%s'", name)
 	}
+	if sh != nil {
+		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
+			if sh.key >= 0 {
+				key := cells[sh.key]
+				if key.Kind == table.CellNull || (hasID && id != key.S) {
+					goto general
+				}
+				id, hasID = key.S, true
+			}
+			rec := r.newNode()
+			*rec = NodeRecord{Type: nt.Name, Cells: cells, Line: r.line}
+			if hasID {
+				rec.ID = strings.Clone(id) // kept: no view of the block
+			}
+			return rec, nil
+		}
+	}
+general:
 	values, explicitID, err := r.dataValues("node", nt.Name, nt.Props, nt.Prop, data)
 	if err != nil {
 		return nil, err
 	}
-	rec := &NodeRecord{Type: nt.Name, Values: values, Line: r.line}
+	rec := r.newNode()
+	*rec = NodeRecord{Type: nt.Name, Values: values, Line: r.line}
 	if len(nt.Key) > 0 {
 		for _, k := range nt.Key {
 			if values[k] == nil {
@@ -393,15 +502,26 @@ func nodeID(nt *schema.NodeType, values map[string]any) (string, error) {
 }
 
 func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, error) {
-	et, ok := r.cat.Edge(name)
+	et, sh, ok := r.edgeType(name)
 	if !ok {
 		return nil, r.errorf("edge", "unknown edge type '%s'", name)
+	}
+	if sh != nil {
+		if cells, id, hasID, ok := r.typedValues(sh, data); ok {
+			rec := r.newEdge()
+			*rec = EdgeRecord{Type: et.Name, From: src, To: dst, Cells: cells, Line: r.line}
+			if hasID {
+				rec.ID = strings.Clone(id)
+			}
+			return rec, nil
+		}
 	}
 	values, explicitID, err := r.dataValues("edge", et.Name, et.Props, et.Prop, data)
 	if err != nil {
 		return nil, err
 	}
-	rec := &EdgeRecord{Type: et.Name, From: src, To: dst, Values: values, Line: r.line}
+	rec := r.newEdge()
+	*rec = EdgeRecord{Type: et.Name, From: src, To: dst, Values: values, Line: r.line}
 	if explicitID != nil {
 		rec.ID = *explicitID
 	}
@@ -409,6 +529,23 @@ func (r *Reader) edgeRecord(name, src, dst string, data []jsonMember) (Record, e
 		return nil, r.rowError(err)
 	}
 	return rec, nil
+}
+
+// newNode returns a fresh record from the node arena, if there is room.
+func (r *Reader) newNode() *NodeRecord { return carve(&r.nodes) }
+
+// newEdge returns a fresh record from the edge arena, if there is room.
+func (r *Reader) newEdge() *EdgeRecord { return carve(&r.edges) }
+
+// carve returns the next zero element of the arena's spare capacity, or a
+// new one when it has none (an arena never grows: its elements are held).
+func carve[T any](arena *[]T) *T {
+	a := *arena
+	if len(a) < cap(a) {
+		*arena = a[:len(a)+1]
+		return &(*arena)[len(a)]
+	}
+	return new(T)
 }
 
 func (r *Reader) rowError(err error) error {
@@ -441,7 +578,7 @@ func membersToMap(ms []jsonMember) map[string]any {
 		if obj, ok := x.val.([]jsonMember); ok {
 			m[x.key] = membersToMap(obj)
 		} else {
-			m[x.key] = x.val
+			m[x.key] = x.value()
 		}
 	}
 	return m

@@ -58,6 +58,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	nodeShapes, edgeShapes := typedShapes(r.cat)
 	jobs := make(chan *parseBlock, workers)
 	order := make(chan *parseBlock, 2*workers)
 	var wg sync.WaitGroup
@@ -65,12 +66,22 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			prevNodes, prevLines := 0, 0
 			for b := range jobs {
 				b.recs, b.errs = make([]Record, len(b.text)), make([]error, len(b.text))
+				// A block's lines are in one buffer no one writes again, so
+				// strings may alias it; its records come from two arenas
+				// (a block of edges costs one allocation, not one a line).
+				// The arena guess is the previous block's mix.
+				lr := Reader{cat: r.cat, names: r.names, alias: true, cellsPerBlock: 4096,
+					nodeShapes: nodeShapes, edgeShapes: edgeShapes,
+					nodes: make([]NodeRecord, 0, nodeGuess(len(b.text), prevNodes, prevLines)),
+					edges: make([]EdgeRecord, 0, len(b.text)-nodeGuess(len(b.text), prevNodes, prevLines))}
 				for i, line := range b.text {
-					lr := Reader{cat: r.cat, line: b.lines[i], names: r.names}
+					lr.line = b.lines[i]
 					b.recs[i], b.errs[i] = lr.parseLine(line)
 				}
+				prevNodes, prevLines = len(lr.nodes), len(b.text)
 				close(b.done)
 			}
 		}()
@@ -166,4 +177,14 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 	}
 	wg.Wait()
 	return err
+}
+
+// nodeGuess is the node arena size for a block of n lines after a block of
+// prevLines lines held prevNodes nodes: the same share (inputs come in long
+// runs of one kind; a record that does not fit is allocated on its own).
+func nodeGuess(n, prevNodes, prevLines int) int {
+	if prevLines == 0 {
+		return n / 2
+	}
+	return min(n, prevNodes*n/prevLines)
 }

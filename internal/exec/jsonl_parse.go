@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -31,6 +32,19 @@ type lineParser struct {
 	// names, if set, interns object keys and the values of the record's
 	// "type" and "edge" members (Reader.names).
 	names map[string]string
+	// alias lets plain strings of the record's "from" and "to" members
+	// point into b instead of being copied out: set only where b is never
+	// written again (the parse blocks of eachRecord), so a string stays
+	// valid as long as it is held. Holders that keep one (a skeleton, the
+	// last source) clone it, so that a block's buffer is not pinned.
+	alias bool
+	// arena holds the members of the line's objects (object): one slab
+	// reused line after line (Reader.arena) instead of a slice per object.
+	// Nothing a parsed record or its error holds points into it.
+	arena []jsonMember
+	// last is the last type name interned (Reader.last), tried before
+	// the names map.
+	last string
 }
 
 // jsonTextError is a string that is not valid Unicode text; Path names the
@@ -111,15 +125,17 @@ func (p *lineParser) object() ([]jsonMember, error) {
 	if p.depth > maxJSONDepth {
 		return nil, &jsonDepthError{Path: p.path("")}
 	}
-	var members []jsonMember
 	var seen map[string]struct{}
 	p.skipSpace()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
-		return members, nil
+		return nil, nil
 	}
-	// Records and their data hold a handful of members: one allocation.
-	members = make([]jsonMember, 0, 4)
+	// Records and their data hold a handful of members: gathered on the
+	// stack, then copied into the arena once the object is complete (a
+	// nested object is parsed in between).
+	var local [8]jsonMember
+	members := local[:0]
 	for {
 		p.skipSpace()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -160,17 +176,42 @@ func (p *lineParser) object() ([]jsonMember, error) {
 		}
 		p.i++
 		p.keys = append(p.keys, key)
-		var val any
-		if p.depth == 1 && (key == "type" || key == "edge") {
-			val, err = p.typeName()
-		} else {
-			val, err = p.value(false)
+		// A plain string is kept unboxed in the member (str): the envelope
+		// reads it as a string, and only a property value is boxed, once,
+		// when it is converted.
+		m := jsonMember{key: key}
+		p.skipSpace()
+		var c byte
+		if p.i < len(p.b) {
+			c = p.b[p.i]
+		}
+		switch {
+		case c == '"':
+			p.i++
+			m.isStr = true
+			switch {
+			case p.depth == 1 && (key == "type" || key == "edge"):
+				m.str, err = p.name()
+			case p.alias && ((p.depth == 1 && (key == "from" || key == "to")) || p.depth == 2):
+				// An edge's endpoint or a data value: a view for the
+				// typed path, copied if boxed (jsonMember.value).
+				m.str, m.view, err = p.aliasStr()
+			default:
+				m.str, err = p.str()
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			// The literal as a view of the line: jsonMember.value copies it.
+			var n string
+			n, err = p.numberView()
+			m.isNum, m.str, m.view = true, n, true
+		default:
+			m.val, err = p.value(false)
 		}
 		p.keys = p.keys[:len(p.keys)-1]
 		if err != nil {
 			return nil, err
 		}
-		members = append(members, jsonMember{key: key, val: val})
+		members = append(members, m)
 		p.skipSpace()
 		if p.i >= len(p.b) {
 			return nil, p.unexpected("")
@@ -180,7 +221,9 @@ func (p *lineParser) object() ([]jsonMember, error) {
 			p.i++
 		case '}':
 			p.i++
-			return members, nil
+			start := len(p.arena)
+			p.arena = append(p.arena, members...)
+			return p.arena[start:len(p.arena):len(p.arena)], nil
 		default:
 			return nil, p.unexpected("after object key:value pair")
 		}
@@ -230,7 +273,20 @@ func (p *lineParser) name() (string, error) {
 	for i := start; i < len(p.b); i++ {
 		c := p.b[i]
 		if c == '"' {
+			if s, ok := envelopeName(p.b[start:i]); ok && p.names != nil {
+				p.i = i + 1
+				return s, nil
+			}
+			if p.last != "" && string(p.b[start:i]) == p.last {
+				// Lines come in runs of one type: no hashing for the
+				// name the previous line had.
+				p.i = i + 1
+				return p.last, nil
+			}
 			if s, ok := p.names[string(p.b[start:i])]; ok {
+				if p.depth == 1 {
+					p.last = s // a record's type name (keys are envelope names)
+				}
 				p.i = i + 1
 				return s, nil
 			}
@@ -243,16 +299,31 @@ func (p *lineParser) name() (string, error) {
 	return p.str()
 }
 
-// typeName parses the value of a record's "type" or "edge" member: a
-// string is interned as by name, anything else is parsed as usual (and
-// rejected by the caller).
-func (p *lineParser) typeName() (any, error) {
-	p.skipSpace()
-	if p.i < len(p.b) && p.b[p.i] == '"' {
-		p.i++
-		return p.name()
+// envelopeName returns the interned envelope field name b spells, if it
+// is one: every line has two to four of them, and comparing bytes is
+// cheaper than hashing them for the names map (which holds them too).
+func envelopeName(b []byte) (string, bool) {
+	switch len(b) {
+	case 2:
+		if string(b) == "to" {
+			return "to", true
+		}
+		if string(b) == "id" {
+			return "id", true
+		}
+	case 4:
+		switch string(b) {
+		case "type":
+			return "type", true
+		case "edge":
+			return "edge", true
+		case "from":
+			return "from", true
+		case "data":
+			return "data", true
+		}
 	}
-	return p.value(false)
+	return "", false
 }
 
 func (p *lineParser) literal(word string) error {
@@ -309,6 +380,12 @@ func jsonIsDigit(c byte) bool { return c >= '0' && c <= '9' }
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns
 // its text: conversion to a typed value needs the literal, not a float.
 func (p *lineParser) number() (json.Number, error) {
+	s, err := p.numberView()
+	return json.Number(strings.Clone(s)), err
+}
+
+// numberView is number as a view of b (valid while b is).
+func (p *lineParser) numberView() (string, error) {
 	start := p.i
 	if p.b[p.i] == '-' {
 		p.i++
@@ -344,7 +421,33 @@ func (p *lineParser) number() (json.Number, error) {
 			p.i++
 		}
 	}
-	return json.Number(p.b[start:p.i]), nil
+	return unsafe.String(&p.b[start], p.i-start), nil
+}
+
+// aliasStr is str for a string without escapes, returned as a view of b
+// (view set; p.alias: b is immutable); one with escapes is copied out by
+// str.
+func (p *lineParser) aliasStr() (s string, view bool, err error) {
+	start := p.i
+	for i := start; i < len(p.b); i++ {
+		c := p.b[i]
+		if c == '"' {
+			b := p.b[start:i]
+			if !utf8.Valid(b) {
+				break // str reports (or repairs) it
+			}
+			p.i = i + 1
+			if len(b) == 0 {
+				return "", false, nil
+			}
+			return unsafe.String(&b[0], len(b)), true, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	s, err = p.str()
+	return s, false, err
 }
 
 // str parses a string body after the opening quote. Invalid UTF-8 and lone

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -19,7 +20,12 @@ type loadEncoder struct {
 	cols  []string           // names of the other columns
 	props []*schema.Property // per other column: its property, nil for none (null)
 	vals  []any
-	enc   *rowEncoder
+	// cellIdx is, per other column, the index of its property in the
+	// type's properties (the order of a typed record's cells), -1 for none;
+	// cellRow is appendCells' scratch row.
+	cellIdx []int
+	cellRow []table.Cell
+	enc     *rowEncoder
 }
 
 func newLoadEncoder(ts table.Schema, props []*schema.Property, edge bool) *loadEncoder {
@@ -40,8 +46,10 @@ func newLoadEncoder(ts table.Schema, props []*schema.Property, edge bool) *loadE
 	for _, c := range ts.Columns[e.lead:] {
 		e.cols = append(e.cols, c.Name)
 		e.props = append(e.props, snapshot.PropByName(props, c.Name))
+		e.cellIdx = append(e.cellIdx, slices.IndexFunc(props, func(p *schema.Property) bool { return p.Name == c.Name }))
 	}
 	e.vals = make([]any, len(e.cols))
+	e.cellRow = make([]table.Cell, len(e.cols))
 	return e
 }
 
@@ -63,6 +71,24 @@ func (e *loadEncoder) append(b *table.BatchBuilder, r Row) error {
 	}
 	lead := [3]string{r.ID, r.Src, r.Dst}
 	if err := b.AppendStrings(lead[:e.lead], e.vals); err != nil {
+		return fmt.Errorf("row '%s': %w", r.ID, err)
+	}
+	return nil
+}
+
+// appendCells is append for a row in the typed form: cells are its
+// properties in declared order (NodeRecord.Cells), appended unboxed
+// (table.BatchBuilder.AppendCells). The encoder must have lead > 0.
+func (e *loadEncoder) appendCells(b *table.BatchBuilder, r Row, cells []table.Cell) error {
+	for i, pi := range e.cellIdx {
+		if pi < 0 {
+			e.cellRow[i] = table.Cell{}
+			continue
+		}
+		e.cellRow[i] = cells[pi]
+	}
+	lead := [3]string{r.ID, r.Src, r.Dst}
+	if err := b.AppendCells(lead[:e.lead], e.cellRow); err != nil {
 		return fmt.Errorf("row '%s': %w", r.ID, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,8 +62,10 @@ type loadStream struct {
 	// nodeNames and edgeNames are types by type name: a record names its
 	// type, and building the table key per record would allocate.
 	nodeNames, edgeNames map[string]*stagedType
-	sink                 uint64   // keeps ahead's reads
-	ids                  *loadIDs // for rows without one
+	lastNode, lastEdge   *stagedType // stagedNamed's last answers
+	sink                 uint64      // keeps ahead's reads
+	slotRefs             []idSlotRef // ahead's scratch
+	ids                  *loadIDs    // for rows without one
 	pendingBytes         int64
 	pendingRecs          int
 	res                  *LoadResult
@@ -87,6 +90,8 @@ type loadStream struct {
 // stagedType is what a load keeps about one type of its input.
 type stagedType struct {
 	tk     string
+	tname  string           // the type's name
+	count  int64            // records read, not yet in LoadResult (countTypes)
 	nt     *schema.NodeType // nil for an edge type
 	et     *schema.EdgeType // nil for a node type
 	props  []*schema.Property
@@ -172,42 +177,42 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 // small load whose validation fails writes nothing at all.
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
+	defer s.countTypes()
 	err := rd.eachRecordAhead(ctx, s.encoders, s.ahead, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
-			nt, _ := s.base.Catalog().Node(rec.Type)
-			if err := externalBlob(nt.Props, rec.Values, rec.Line); err != nil {
+			if t, err = s.stagedNamed(ctx, rec.Type, false); err != nil {
+				return err
+			}
+			if err := externalBlob(t.props, rec.Values, rec.Line); err != nil {
 				return err
 			}
 			id := rec.ID
 			if id == "" {
 				id = s.ids.next()
 			}
-			if t, err = s.stagedNamed(ctx, nt.Name, false); err != nil {
+			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Cells, rec.Line, false); err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Values: rec.Values}, rec.Line, false); err != nil {
-				return err
-			}
-			s.res.Nodes[nt.Name]++
 		case *EdgeRecord:
-			et, _ := s.base.Catalog().Edge(rec.Type)
-			if err := externalBlob(et.Props, rec.Values, rec.Line); err != nil {
+			if t, err = s.stagedNamed(ctx, rec.Type, true); err != nil {
+				return err
+			}
+			if err := externalBlob(t.props, rec.Values, rec.Line); err != nil {
 				return err
 			}
 			id, generated := rec.ID, rec.ID == ""
 			if generated {
-				id = s.ids.next()
+				// A view of the generator's slab: stage copies it where
+				// it is kept.
+				id = s.ids.nextView()
 			}
-			if t, err = s.stagedNamed(ctx, et.Name, true); err != nil {
+			if err := s.stageEdge(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Cells, rec.Line, generated, rec.toStaged); err != nil {
 				return err
 			}
-			if err := s.stage(t, Row{ID: id, Src: rec.From, Dst: rec.To, Values: rec.Values}, rec.Line, generated); err != nil {
-				return err
-			}
-			s.res.Edges[et.Name]++
 		}
+		t.count++
 		s.res.Total++
 		if progress != nil && s.res.Total%progressEvery == 0 {
 			if s.settle {
@@ -247,42 +252,85 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 
 // ahead warms, for a parsed block of records about to be staged, the
 // id-table slots that the lean-edge endpoint checks of its edges will
-// read (idTable.touch). Only reads: staging decides as before.
+// read (idTable.slotRef). Only reads: staging decides as before.
 func (s *loadStream) ahead(recs []Record) {
 	sink := s.sink
+	var t *stagedType
+	lastType, lastSrc := "", ""
 	for _, rec := range recs {
 		e, ok := rec.(*EdgeRecord)
 		if !ok {
 			continue
 		}
-		t := s.edgeNames[e.Type]
+		if e.Type != lastType || t == nil {
+			t, lastType = s.edgeNames[e.Type], e.Type
+			lastSrc = ""
+			if t != nil {
+				lastSrc = t.lastSrc
+			}
+		}
 		if t == nil || !t.lean {
 			continue
 		}
 		if t.to != nil {
-			sink += t.to.skel.index.touch(e.To)
+			s.slotRefs = t.to.skel.index.slotRef(s.slotRefs, e.To, e)
 		}
-		if t.from != nil && e.From != t.lastSrc {
-			sink += t.from.skel.index.touch(e.From)
+		// Edges come in runs of one source: its slot is read once (and
+		// staging finds most sources as the last one, srcStaged).
+		if t.from != nil && e.From != lastSrc {
+			s.slotRefs = t.from.skel.index.slotRef(s.slotRefs, e.From, nil)
+			lastSrc = e.From
 		}
 	}
+	// Hashing first and reading the slots in a loop of loads alone keeps
+	// many cache misses in flight at once; the destinations are then
+	// looked up while their slots are in cache, and staging trusts a hit
+	// (a staged node stays staged).
+	for i := range s.slotRefs {
+		sink += s.slotRefs[i].meta()
+	}
+	for i := range s.slotRefs {
+		if r := &s.slotRefs[i]; r.rec != nil {
+			r.rec.toStaged = r.has()
+		}
+	}
+	clear(s.slotRefs) // no record or id kept past the block
+	s.slotRefs = s.slotRefs[:0]
 	s.sink = sink
 }
 
-// stagedNamed is staged by type name.
+// countTypes adds the records counted per type to the result.
+func (s *loadStream) countTypes() {
+	for _, t := range s.types {
+		if t.nt != nil {
+			s.res.Nodes[t.nt.Name] += t.count
+		} else {
+			s.res.Edges[t.et.Name] += t.count
+		}
+		t.count = 0
+	}
+}
+
+// stagedNamed is staged by type name (the record's exact, interned type
+// name; inputs come in runs of one type, so the last one is remembered).
 func (s *loadStream) stagedNamed(ctx context.Context, name string, edge bool) (*stagedType, error) {
+	last := &s.lastNode
 	names, key := s.nodeNames, snapshot.NodeKey
 	if edge {
-		names, key = s.edgeNames, snapshot.EdgeKey
+		last, names, key = &s.lastEdge, s.edgeNames, snapshot.EdgeKey
+	}
+	if *last != nil && (*last).tname == name {
+		return *last, nil
 	}
 	if t, ok := names[name]; ok {
+		*last = t
 		return t, nil
 	}
 	t, err := s.staged(ctx, key(name))
 	if err != nil {
 		return nil, err
 	}
-	names[name] = t
+	names[name], *last = t, t
 	return t, nil
 }
 
@@ -298,6 +346,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 	t := &stagedType{tk: tk, schema: base.Schema(), prefix: snapshot.TablePrefix(tk),
 		skel: &TypeDelta{RowsChecked: true}, hidden: map[int][]int64{}}
 	kind, name := snapshot.SplitKey(tk)
+	t.tname = name
 	var uniques [][]string
 	if kind == "node" {
 		t.nt, _ = s.base.Catalog().Node(name)
@@ -348,16 +397,40 @@ func propOf(props []*schema.Property, name string) (*schema.Property, bool) {
 // @unique violation on the key in every mode; otherwise a KeyConflict in
 // append and overwrite) or, in merge, supersedes the earlier image, which
 // is then dropped from the buffer or hidden in its fragment.
-func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) error {
-	if generated && t.lean && t.srcStaged(s, row.Src) && s.stagedNode(&t.to, t.et.To, row.Dst) {
-		return s.buffer(t, row, line, -1)
+//
+// cells, if not nil, are the row's properties in the typed form
+// (NodeRecord.Cells) and row.Values is nil.
+func (s *loadStream) stage(t *stagedType, row Row, cells []table.Cell, line int, generated bool) error {
+	return s.stageEdge(t, row, cells, line, generated, false)
+}
+
+// stageEdge is stage, told whether row.Dst is known to be a staged node of
+// the edge's target type (EdgeRecord.toStaged; false: look it up).
+func (s *loadStream) stageEdge(t *stagedType, row Row, cells []table.Cell, line int, generated, dstStaged bool) error {
+	if cells != nil && (len(t.skel.Keep) > 0 || !t.typed || t.enc.lead == 0) {
+		// Only the typed columns take cells (the reader gives them for
+		// such types only; this keeps any other route exact).
+		row.Values, cells = cellValues(t.props, cells), nil
 	}
-	skel := Row{ID: row.ID, Src: row.Src, Dst: row.Dst}
+	if generated && t.lean && t.srcStaged(s, row.Src) && (dstStaged || s.stagedNode(&t.to, t.et.To, row.Dst)) {
+		return s.buffer(t, row, cells, line, -1)
+	}
+	// The endpoints may be views of a parse block (lineParser.alias): the
+	// kept skeleton gets copies, so it pins no block.
+	skel := Row{ID: row.ID, Src: strings.Clone(row.Src), Dst: strings.Clone(row.Dst)}
+	if generated {
+		// and so is a generated id (loadIDs.nextView).
+		skel.ID = strings.Clone(row.ID)
+		row.ID = skel.ID
+	}
 	pos, dup := t.skel.lookup(row.ID)
 	if dup {
 		switch {
 		case t.nt != nil && len(t.nt.Key) > 0:
 			nt := t.nt
+			if cells != nil {
+				row.Values = cellValues(t.props, cells)
+			}
 			return lineError(line, uniqueError(nt.Name, nt.Key, nodeTupleTypes(nt, nt.Key), rowTuple(nt.Key, row), row.ID, row.ID))
 		case s.mode != LoadMerge:
 			return lineError(line, &KeyConflictError{TypeKey: t.tk, EntityID: row.ID})
@@ -389,21 +462,32 @@ func (s *loadStream) stage(t *stagedType, row Row, line int, generated bool) err
 			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
 		}
 	}
-	return s.buffer(t, row, line, pos)
+	return s.buffer(t, row, cells, line, pos)
 }
 
-// buffer adds a row to its type's chunk (pos is its skel position, or -1).
-func (s *loadStream) buffer(t *stagedType, row Row, line, pos int) error {
+// buffer adds a row to its type's chunk (pos is its skel position, or -1;
+// cells as for stage).
+func (s *loadStream) buffer(t *stagedType, row Row, cells []table.Cell, line, pos int) error {
 	var size int64
 	if t.typed {
 		if pos >= 0 {
 			t.locs[pos] = rowLoc{frag: -1, off: int32(t.bb.Len())}
 		}
-		if err := t.enc.append(t.bb, row); err != nil {
+		var err error
+		if cells != nil {
+			err = t.enc.appendCells(t.bb, row, cells)
+			size = typedCellsSize(row, cells)
+		} else {
+			err = t.enc.append(t.bb, row)
+			size = typedSize(row)
+		}
+		if err != nil {
+			if cells != nil {
+				row.Values = cellValues(t.props, cells)
+			}
 			return t.rowsError(err, []Row{row}, []int{line})
 		}
 		t.tpos = append(t.tpos, int32(pos))
-		size = typedSize(row)
 	} else {
 		if pos >= 0 {
 			t.locs[pos] = rowLoc{frag: -1, off: int32(len(t.buf))}
@@ -426,7 +510,7 @@ func (t *stagedType) srcStaged(s *loadStream, src string) bool {
 	if !s.stagedNode(&t.from, t.et.From, src) {
 		return false
 	}
-	t.lastSrc = src
+	t.lastSrc = strings.Clone(src) // src may be a view of a parse block
 	return true
 }
 
@@ -733,6 +817,21 @@ func typedSize(r Row) int64 {
 	for _, v := range r.Values {
 		if v != nil {
 			n += max(valueSize(v)-16, 8) // no boxed header once in a column
+		}
+	}
+	return n
+}
+
+// typedCellsSize is typedSize for a row in the typed form.
+func typedCellsSize(r Row, cells []table.Cell) int64 {
+	n := int64(typedRowOverhead + len(r.ID) + len(r.Src) + len(r.Dst))
+	for _, c := range cells {
+		switch c.Kind {
+		case table.CellNull:
+		case table.CellString:
+			n += max(int64(len(c.S))+16, 8) // as valueSize's string, unboxed
+		default:
+			n += 8
 		}
 	}
 	return n

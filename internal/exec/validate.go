@@ -153,19 +153,23 @@ func (d *Delta) PutEdge(et *schema.EdgeType, row Row, policy DupPolicy) error {
 }
 
 func (td *TypeDelta) lookup(id string) (int, bool) {
-	// Rebuild when Upserts was edited directly rather than through
-	// PutNode/PutEdge.
+	td.indexed()
+	return td.index.get(id)
+}
+
+// indexed builds the id index, or rebuilds it when Upserts was edited
+// directly rather than through PutNode/PutEdge.
+func (td *TypeDelta) indexed() {
 	if td.index == nil || td.index.n != len(td.Upserts) {
 		td.index = newIDTable(len(td.Upserts))
 		for i, r := range td.Upserts {
 			td.index.put(r.ID, i)
 		}
 	}
-	return td.index.get(id)
 }
 
 func (td *TypeDelta) add(row Row) {
-	td.lookup(row.ID) // builds the index if needed
+	td.indexed()
 	td.index.put(row.ID, len(td.Upserts))
 	td.Upserts = append(td.Upserts, row)
 }

@@ -74,13 +74,8 @@ func (b *BatchBuilder) Append(row []any) error {
 // boxing them (a load appends the id, src and dst of millions of rows).
 // A rejected row leaves b unchanged.
 func (b *BatchBuilder) AppendStrings(lead []string, row []any) error {
-	if len(lead)+len(row) != len(b.schema.Columns) {
-		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, len(lead)+len(row), len(b.schema.Columns))
-	}
-	for i := range lead {
-		if c := b.schema.Columns[i]; c.Type.Kind != String && c.Type.Kind != Enum {
-			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", c.Name, b.rows, ErrValue, c.Type.Kind)
-		}
+	if err := b.checkLead(len(lead), len(row)); err != nil {
+		return err
 	}
 	cols := b.schema.Columns[len(lead):]
 	for i, c := range cols {
@@ -95,6 +90,20 @@ func (b *BatchBuilder) AppendStrings(lead []string, row []any) error {
 		appendValue(b.rb.Field(len(lead)+i), c.Type, row[i])
 	}
 	b.rows++
+	return nil
+}
+
+// checkLead checks a row of lead leading strings and rest other values
+// against the schema's width and its leading columns' kinds.
+func (b *BatchBuilder) checkLead(lead, rest int) error {
+	if lead+rest != len(b.schema.Columns) {
+		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, lead+rest, len(b.schema.Columns))
+	}
+	for _, c := range b.schema.Columns[:lead] {
+		if c.Type.Kind != String && c.Type.Kind != Enum {
+			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", c.Name, b.rows, ErrValue, c.Type.Kind)
+		}
+	}
 	return nil
 }
 

@@ -74,11 +74,7 @@ func TestFNV64aMatchesHashFNV(t *testing.T) {
 // BenchmarkEncodeFragmentIndexEdges encodes the index of one full load
 // fragment of edges: ids in order, sources grouped, destinations random.
 func BenchmarkEncodeFragmentIndexEdges(b *testing.B) {
-	schema := Schema{Columns: []Column{
-		{Name: "id", Type: ColumnType{Kind: String}},
-		{Name: "src", Type: ColumnType{Kind: String}},
-		{Name: "dst", Type: ColumnType{Kind: String}},
-	}}
+	schema := edgeKeySchema()
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema.ArrowSchema())
 	defer rb.Release()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -94,4 +90,13 @@ func BenchmarkEncodeFragmentIndexEdges(b *testing.B) {
 	for b.Loop() {
 		encodeFragmentIndex(schema, rec)
 	}
+}
+
+// edgeKeySchema is an edge table of the three key columns alone.
+func edgeKeySchema() Schema {
+	return Schema{Columns: []Column{
+		{Name: "id", Type: ColumnType{Kind: String}},
+		{Name: "src", Type: ColumnType{Kind: String}},
+		{Name: "dst", Type: ColumnType{Kind: String}},
+	}}
 }

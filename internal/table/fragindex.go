@@ -1,7 +1,6 @@
 package table
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -164,50 +163,57 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	}
 
 	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
-	var body bytes.Buffer
+	// The object is assembled in one buffer sized for the usual outcome
+	// (about 10 bytes an entry a section, plus the Bloom filters), header
+	// space first: growing it by doubling copied it log(size) times.
+	out := make([]byte, headLen, headLen+len(secs)*(n*12+n*fidxBitsPerKey/8+4096))
+	var scratch fidxScratch
 	hdr := make([]fidxSection, len(secs))
 	for si, ents := range sorted {
 		h := &hdr[si]
 		h.kind, h.entries = secs[si], uint32(len(ents))
 		// Bloom filter.
 		h.bloomBlocks = uint32(max(1, (len(ents)*fidxBitsPerKey+511)/512))
-		h.bloomOff = int64(headLen + body.Len())
-		bloom := make([]byte, int(h.bloomBlocks)*fidxBloomBlock)
+		h.bloomOff = int64(len(out))
+		// The filter is built in place: its units (block, CRC) are laid
+		// out in the object, the CRCs written once every key is in.
+		bloomAt := len(out)
+		out = append(out, make([]byte, int(h.bloomBlocks)*fidxBloomUnit)...)
+		bloom := out[bloomAt:]
 		for i, e := range ents {
 			if i > 0 && ents[i-1].key == e.key {
 				continue
 			}
 			blk, bits := bloomBits(e.key, h.bloomBlocks)
-			b := bloom[blk*fidxBloomBlock : (blk+1)*fidxBloomBlock]
+			b := bloom[blk*fidxBloomUnit : blk*fidxBloomUnit+fidxBloomBlock]
 			for _, bit := range bits {
 				b[bit/8] |= 1 << (bit % 8)
 			}
 		}
 		for blk := 0; blk < int(h.bloomBlocks); blk++ {
-			b := bloom[blk*fidxBloomBlock : (blk+1)*fidxBloomBlock]
-			body.Write(b)
-			body.Write(binary.LittleEndian.AppendUint32(nil, crc32Castagnoli(b)))
+			u := bloom[blk*fidxBloomUnit : (blk+1)*fidxBloomUnit]
+			binary.LittleEndian.PutUint32(u[fidxBloomBlock:], crc32Castagnoli(u[:fidxBloomBlock]))
 		}
 		// Blocks, then the directory naming them.
-		var dir []byte
+		dir := scratch.dir[:0]
 		dir = binary.AppendUvarint(dir, uint64((len(ents)+fidxBlockRows-1)/fidxBlockRows))
 		prev := ""
 		for lo := 0; lo < len(ents); lo += fidxBlockRows {
-			blk := encodeFidxBlock(ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID, version >= 2)
-			off := headLen + body.Len()
-			body.Write(blk)
+			off := len(out)
+			out = scratch.appendBlock(out, ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID, version >= 2)
 			k := ents[lo].key
 			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
-			dir = binary.AppendUvarint(dir, uint64(len(blk)))
+			dir = binary.AppendUvarint(dir, uint64(len(out)-off))
 			prev = k
 		}
 		dir = binary.LittleEndian.AppendUint32(dir, crc32Castagnoli(dir))
-		h.dirOff, h.dirLen = int64(headLen+body.Len()), int64(len(dir))
-		body.Write(dir)
+		h.dirOff, h.dirLen = int64(len(out)), int64(len(dir))
+		out = append(out, dir...)
+		scratch.dir = dir
 	}
 
-	head := make([]byte, 0, headLen)
+	head := out[:0]
 	head = append(head, fidxMagic...)
 	head = append(head, version, byte(len(secs)), 0, 0)
 	head = binary.LittleEndian.AppendUint64(head, uint64(n))
@@ -222,7 +228,10 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 		head = binary.LittleEndian.AppendUint64(head, uint64(h.dirLen))
 	}
 	head = binary.LittleEndian.AppendUint32(head, crc32Castagnoli(head))
-	return append(head, body.Bytes()...)
+	if len(head) != headLen {
+		panic("table: fragment index header size") // a bug: the layout above is fixed
+	}
+	return out
 }
 
 // idEqualColumns returns the bitmask of the first 64 columns that are
@@ -261,7 +270,19 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 // far ends and offsets of a section look alike), and a block stays one
 // ranged read.
 func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
-	var b []byte
+	var s fidxScratch
+	return s.appendBlock(nil, ents, far, packed)
+}
+
+// fidxScratch holds the buffers encodeFragmentIndex reuses from block to
+// block.
+type fidxScratch struct {
+	raw, plain, delta, dir []byte
+}
+
+// appendBlock appends encodeFidxBlock(ents, far, packed) to b.
+func (sc *fidxScratch) appendBlock(b []byte, ents []fidxEntry, far, packed bool) []byte {
+	start := len(b)
 	if !packed {
 		b = binary.AppendUvarint(b, uint64(len(ents)))
 		prev := ""
@@ -274,15 +295,15 @@ func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
 			}
 			prev = e.key
 		}
-		return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b))
+		return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b[start:]))
 	}
-	raw := binary.AppendUvarint(nil, uint64(len(ents)))
+	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(ents)))
 	prev := ""
 	for _, e := range ents {
 		raw = appendPrefixed(raw, prev, e.key)
 		prev = e.key
 	}
-	var plain, delta []byte
+	plain, delta := sc.plain[:0], sc.delta[:0]
 	last := int64(0)
 	for _, e := range ents {
 		plain = binary.AppendUvarint(plain, uint64(e.off))
@@ -302,9 +323,10 @@ func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
 			raw = append(raw, e.far...)
 		}
 	}
+	sc.raw, sc.plain, sc.delta = raw, plain, delta
 	b = append(b, flags)
 	b = fidxEncoder().EncodeAll(raw, b)
-	return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b))
+	return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b[start:]))
 }
 
 // fidxDeltaOffsets: a packed block's offsets are zigzag deltas.
