@@ -52,11 +52,15 @@ type denseVar struct {
 	kids    []*query.Expand
 }
 
-// densePlan is an aggregate's input as the dense path sees it.
+// densePlan is a binding tree as the dense path sees it (an aggregate's
+// input, or a projection's: dense_project.go).
 type densePlan struct {
 	root string
 	vars map[string]*denseVar
-	agg  *query.Aggregate
+	// expands is the tree's expansions in plan order (innermost first):
+	// the row executor's nesting order, outermost loop first.
+	expands []*query.Expand
+	agg     *query.Aggregate
 }
 
 // denseShape returns the dense form of aggregate o, or nil when it is not
@@ -64,10 +68,40 @@ type densePlan struct {
 // scan has its own streaming path), grouped by nothing or by properties
 // (or the id) of the tree's root variable.
 func denseShape(o *query.Aggregate) *densePlan {
-	if !hasExpand(o.Input) {
-		return nil // the common scan-only aggregate: nothing to allocate
+	dp := denseTree(o.Input)
+	if dp == nil {
+		return nil
 	}
-	dp := &densePlan{vars: map[string]*denseVar{}, agg: o}
+	dp.agg = o
+	for _, a := range o.Aggs {
+		switch {
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && dp.vars[a.Arg.Var] != nil:
+		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
+			switch a.Func {
+			case "count", "sum", "avg", "min", "max":
+			default:
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	for _, k := range o.Keys {
+		if k.Value.Var != dp.root || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
+			return nil
+		}
+	}
+	return dp
+}
+
+// denseTree returns the dense form of binding tree input, or nil when it
+// is not a tree of node expansions (at least one: a single scan has its own
+// streaming path) from one unranked scan, with single-variable filters.
+func denseTree(input query.Op) *densePlan {
+	if !hasExpand(input) {
+		return nil // the common scan-only read: nothing to allocate
+	}
+	dp := &densePlan{vars: map[string]*denseVar{}}
 	expands := 0
 	var walk func(op query.Op) bool
 	walk = func(op query.Op) bool {
@@ -91,6 +125,7 @@ func denseShape(o *query.Aggregate) *densePlan {
 				return false
 			}
 			src.kids = append(src.kids, o)
+			dp.expands = append(dp.expands, o)
 			dp.vars[o.Dst] = &denseVar{name: o.Dst, typ: o.DstType}
 			expands++
 			return true
@@ -107,26 +142,8 @@ func denseShape(o *query.Aggregate) *densePlan {
 		}
 		return false
 	}
-	if !walk(o.Input) || expands == 0 {
+	if !walk(input) || expands == 0 {
 		return nil
-	}
-	for _, a := range o.Aggs {
-		switch {
-		case a.Func == "count" && a.Arg.Kind == query.OpdID && dp.vars[a.Arg.Var] != nil:
-		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
-			switch a.Func {
-			case "count", "sum", "avg", "min", "max":
-			default:
-				return nil
-			}
-		default:
-			return nil
-		}
-	}
-	for _, k := range o.Keys {
-		if k.Value.Var != dp.root || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
-			return nil
-		}
 	}
 	return dp
 }
@@ -168,12 +185,39 @@ func predVar(p *query.Pred) string {
 // binding rows (root rows in storage order), a count per group, no group
 // without rows (one row of zeros without keys).
 func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
-	ds, ok := r.snap.(DenseSource)
-	if !ok || r.opts.NoIndexes || r.plan == nil {
-		return nil, false, nil
-	}
 	dp := denseShape(o)
 	if dp == nil {
+		return nil, false, nil
+	}
+	dr, ok, err := r.denseViews(ctx, dp)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	root := dp.vars[dp.root]
+	w, err := dr.weights(root)
+	if err != nil {
+		return nil, false, err
+	}
+	var total int64
+	for _, x := range w {
+		total += x
+	}
+	if total > maxDenseRows {
+		// More binding rows than any budget could hold on the row path,
+		// which is then the one to report it.
+		return nil, false, nil
+	}
+	rows, err := dr.aggregateByRoot(root, w)
+	return rows, err == nil, err
+}
+
+// denseViews checks that binding tree dp walks edge types whose ends are
+// its variables' types and that the snapshot prefers dense views for it,
+// then builds the node views and filter bitmaps of its variables. ok is
+// false when another path should answer.
+func (r *runner) denseViews(ctx context.Context, dp *densePlan) (*denseRun, bool, error) {
+	ds, ok := r.snap.(DenseSource)
+	if !ok || r.opts.NoIndexes || r.plan == nil {
 		return nil, false, nil
 	}
 	cat := r.snap.Catalog()
@@ -216,22 +260,7 @@ func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]an
 		masks[o.Var] = m
 	}
 	dr.masks = masks
-	root := dp.vars[dp.root]
-	w, err := dr.weights(root)
-	if err != nil {
-		return nil, false, err
-	}
-	var total int64
-	for _, x := range w {
-		total += x
-	}
-	if total > maxDenseRows {
-		// More binding rows than any budget could hold on the row path,
-		// which is then the one to report it.
-		return nil, false, nil
-	}
-	rows, err := dr.aggregateByRoot(root, w)
-	return rows, err == nil, err
+	return dr, true, nil
 }
 
 // maxDenseRows bounds the binding rows a dense aggregate folds one by one
@@ -333,6 +362,9 @@ type denseRun struct {
 	nodes map[string]*snapshot.DenseNodes
 	adj   map[string][2]*snapshot.DenseCSR // edge type → out, in
 	masks map[string][]uint64
+	// keep, when set, receives the weights of every non-root variable
+	// (weights keeps them charged instead of dropping them).
+	keep map[string][]int64
 }
 
 func (dr *denseRun) nodesOf(typ string) (*snapshot.DenseNodes, error) {
@@ -407,6 +439,10 @@ func (dr *denseRun) weights(v *denseVar) ([]int64, error) {
 		}
 		if err := dr.fold(w, wk, x, out, in, len(wk)); err != nil {
 			return nil, err
+		}
+		if dr.keep != nil {
+			dr.keep[kid.name] = wk // a projection prunes its walk by them
+			continue
 		}
 		dr.r.mem.Release(8 * int64(len(wk)))
 	}

@@ -252,28 +252,22 @@ func (e *denseEdges) add(from, to *DenseNodes, a, b string) {
 	}
 }
 
-// csrs groups the edges into the CSRs asked for, in place: the arrays of
-// the first one asked for become its CSR (no copy; the other direction, if
-// also asked for, sorts copies).
+// csrs groups the edges into the CSRs asked for (dense_csr.go: a stable
+// counting sort, so each near row lists its far rows in edge storage order).
 func (e *denseEdges) csrs(from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
 	srcs, dsts := e.srcs, e.dsts
 	e.srcs, e.dsts = nil, nil
-	if wantOut && wantIn {
-		if err := mem.Charge(8 * int64(len(srcs))); err != nil {
+	if wantIn {
+		if in, err = groupStable(dsts, srcs, to.Len(), mem); err != nil {
 			return nil, nil, err
 		}
-		in, err = groupInPlace(slices.Clone(dsts), slices.Clone(srcs), to.Len(), mem)
-		if err != nil {
-			return nil, nil, err
-		}
-	} else if wantIn {
-		in, err = groupInPlace(dsts, srcs, to.Len(), mem)
-		return nil, in, err
 	}
 	if wantOut {
-		out, err = groupInPlace(srcs, dsts, from.Len(), mem)
+		if out, err = groupStable(srcs, dsts, from.Len(), mem); err != nil {
+			return nil, nil, err
+		}
 	}
-	return out, in, err
+	return out, in, nil
 }
 
 // noteOffsets records the physical offsets of a batch of rows starting at
@@ -369,7 +363,9 @@ func (s *Snapshot) DenseMask(ctx context.Context, d *DenseNodes, o *query.Scan, 
 }
 
 // DenseCSR is one direction of an edge table over dense rows: the far rows
-// of near row k are far[off[k]:off[k+1]], in no particular order. Edges
+// of near row k are far[off[k]:off[k+1]], in edge storage order (the order
+// of the image's EdgeTable.Out/In, which the row executor walks; a dense
+// projection emits rows in that order). Edges
 // with an end that is not a live row are left out (a walk skips them).
 type DenseCSR struct {
 	off []int32
@@ -472,42 +468,6 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 		in = i
 	}
 	return out, in, nil
-}
-
-// groupInPlace turns the edges (near[e], far[e]) into the CSR by near row
-// (rows near rows): an in-place counting sort (American flag sort) permutes
-// far along with near, so the CSR takes no second copy of the edges; near
-// is dropped. The order of the far rows of one near row is unspecified
-// (walks deduplicate and count, so it never shows).
-func groupInPlace(near, far []int32, rows int, mem *limits.Budget) (*DenseCSR, error) {
-	if err := mem.Charge(8 * int64(rows+1)); err != nil {
-		return nil, err
-	}
-	defer mem.Release(4 * int64(rows+1))
-	off := make([]int32, rows+1)
-	for _, k := range near {
-		off[k+1]++
-	}
-	for i := 1; i <= rows; i++ {
-		off[i] += off[i-1]
-	}
-	next := slices.Clone(off[:rows]) // the next unsorted slot of each group
-	for k := range rows {
-		for next[k] < off[k+1] {
-			i := next[k]
-			b := near[i]
-			if b == int32(k) {
-				next[k]++
-				continue
-			}
-			// Send element i to its group's next slot, take that one back.
-			j := next[b]
-			next[b]++
-			near[i], near[j] = near[j], near[i]
-			far[i], far[j] = far[j], far[i]
-		}
-	}
-	return &DenseCSR{off: off, far: far}, nil
 }
 
 // PreferDense reports whether a traversal plan that the partial paths
