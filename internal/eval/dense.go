@@ -7,7 +7,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
-	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Dense traversal counts. A count over a traversal whose anchors are not
@@ -299,12 +298,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 			argCol[i] = propAt(a.Arg.Prop)
 		}
 	}
-	type group struct {
-		keys []any
-		st   []aggState
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	ag := newAggGroups(o, dr.r.mem)
 	keys := make([]any, len(o.Keys))
 	err := dr.ds.DenseColumns(dr.ctx, d, props, func(x int32, vals []any) error {
 		n := w[x]
@@ -318,18 +312,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 				keys[i] = vals[c]
 			}
 		}
-		var g *group
-		if len(keys) == 0 && len(groups) == 1 {
-			g = groups[0]
-		} else {
-			tk := value.TupleKey(keys)
-			if g = byKey[tk]; g == nil {
-				charge(dr.r.mem, int64(len(tk))+96+16*int64(len(keys))+40*int64(len(o.Aggs)))
-				g = &group{keys: slices.Clone(keys), st: make([]aggState, len(o.Aggs))}
-				byKey[tk] = g
-				groups = append(groups, g)
-			}
-		}
+		g := ag.group(keys)
 		for i, c := range argCol {
 			if c < 0 {
 				g.st[i].n += n
@@ -342,15 +325,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 && len(o.Keys) == 0 {
-		groups = append(groups, &group{st: make([]aggState, len(o.Aggs))})
-	}
-	srcs := aggColumns(o)
-	rows := make([][]any, 0, len(groups))
-	for _, g := range groups {
-		rows = append(rows, aggRow(o, srcs, g.keys, g.st))
-	}
-	return rows, nil
+	return ag.rows(), nil
 }
 
 // denseRun is one dense count.
