@@ -185,12 +185,19 @@ func predVar(p *query.Pred) string {
 // without rows (one row of zeros without keys).
 func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
 	dp := denseShape(o)
+	walk := dp == nil // keys or arguments of other variables: dense_aggregate.go
+	if walk {
+		dp = denseWalkShape(o)
+	}
 	if dp == nil {
 		return nil, false, nil
 	}
 	dr, ok, err := r.denseViews(ctx, dp)
 	if err != nil || !ok {
 		return nil, false, err
+	}
+	if walk {
+		return dr.aggregateByWalk()
 	}
 	root := dp.vars[dp.root]
 	w, err := dr.weights(root)

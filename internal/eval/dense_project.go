@@ -65,7 +65,11 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 	if n > maxDenseRows {
 		return nil, false, nil // the row path reports it over the budget
 	}
-	we, err := dr.walker(o)
+	ops := make([]query.Operand, len(o.Cols))
+	for i, c := range o.Cols {
+		ops[i] = c.Value
+	}
+	we, err := dr.walker(ops)
 	if err != nil {
 		return nil, false, err
 	}
@@ -104,11 +108,12 @@ type denseCell struct {
 	col  *denseColumn // nil: the id
 }
 
-// walker prepares the walk of dr's plan projecting o: the CSRs of each
+// walker prepares the walk of dr's plan projecting ops (properties and
+// ids of its variables): the CSRs of each
 // expansion (built by weights already), a visited array per level, and
 // the typed columns of the projected properties, one table scan per node
 // type.
-func (dr *denseRun) walker(o *query.Project) (*denseWalker, error) {
+func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 	dp := dr.dp
 	we := &denseWalker{dr: dr, slot: map[string]int{}}
 	add := func(v string) {
@@ -138,20 +143,20 @@ func (dr *denseRun) walker(o *query.Project) (*denseWalker, error) {
 	}
 	byType := map[string]*typeCols{}
 	var types []string
-	for _, c := range o.Cols {
-		v := dp.vars[c.Value.Var]
+	for _, c := range ops {
+		v := dp.vars[c.Var]
 		cell := denseCell{slot: we.slot[v.name], d: dr.nodes[v.typ]}
-		if c.Value.Kind == query.OpdProp {
+		if c.Kind == query.OpdProp {
 			tc := byType[v.typ]
 			if tc == nil {
 				tc = &typeCols{}
 				byType[v.typ] = tc
 				types = append(types, v.typ)
 			}
-			k := slices.Index(tc.props, c.Value.Prop)
+			k := slices.Index(tc.props, c.Prop)
 			if k < 0 {
 				k = len(tc.props)
-				tc.props = append(tc.props, c.Value.Prop)
+				tc.props = append(tc.props, c.Prop)
 				col := newDenseColumn(cell.d.Len(), dr.r.mem)
 				col.reserve()
 				tc.cols = append(tc.cols, col)
