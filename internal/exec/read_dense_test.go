@@ -104,9 +104,11 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc }`, true},
 		{`match { $p: Person  $p.age >= 8  $p knows{1,2} $f } return { $p.city, $p.age, count($f) as c }`, true},
 		{`match { $c: City  $p lives $c  $p knows $f } return { $c, $c.size, count($f) as c }`, true},
-		{`match { $p: Person  $p knows $f } return { $f.city, count($p) as c }`, false}, // grouped by the far end
+		{`match { $p: Person  $p knows $f } return { $f.city, count($p) as c }`, true}, // grouped by the far end
 		{`match { $p: Person  $p knows{1,2} $f  $f.age < 30 } return { $p.city, sum($p.age) as s, avg($p.score) as a, min($p.name) as m, max($p.age) as x } order { $p.city }`, true},
-		{`match { $p: Person  $p knows $f } return { sum($f.age) as s }`, false}, // an aggregate of the far end
+		{`match { $p: Person  $p knows $f } return { sum($f.age) as s }`, true}, // an aggregate of the far end
+		{`match { $p: Person  $p.age < $lim  $p knows{1,2} $f } return { $f.city, $p.city, sum($f.score) as s, avg($p.score) as a, max($f.name) as m, count($f) as c }`, true},
+		{`match { $c: City  $p lives $c  $p knows $f  $f.age > 30 } return { $f, count($c) as n, min($c.cname) as m } order { n desc } limit 20`, true},
 		// Projections of traversal rows (eval/dense_project.go): the same
 		// rows in the image path's order.
 		{`match { $p: Person  $p knows $f } return { $p.name, $f.name, $f.age, $f.score }`, true},
