@@ -152,11 +152,15 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	// one's distinct neighbours in edge order).
 	var allRows, farRows, hop2Rows rowDigest
 	var first10 [][]any
+	farAgeSum := 0
+	edgesByFarCity := map[string]int{}
 	for i := range budgetPersons {
 		ns := out(i)
 		allEdges += len(ns)
 		edgesByCity["c"+strconv.Itoa(i%50)] += len(ns)
 		for _, d := range ns {
+			farAgeSum += d % 90
+			edgesByFarCity["c"+strconv.Itoa(d%50)]++
 			allRows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d)})
 			if len(first10) < 10 {
 				first10 = append(first10, []any{"p" + strconv.Itoa(i), "c" + strconv.Itoa(d%50)})
@@ -204,6 +208,17 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	for _, c := range cities[:3] {
 		topCities = append(topCities, []any{c, edgesByCity[c]})
 	}
+	// The same by the far end's city.
+	slices.SortFunc(cities, func(a, b string) int {
+		if d := edgesByFarCity[b] - edgesByFarCity[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	var topFarCities [][]any
+	for _, c := range cities[:3] {
+		topFarCities = append(topFarCities, []any{c, edgesByFarCity[c]})
+	}
 	cases := []struct {
 		name, src string
 		want      [][]any
@@ -227,6 +242,9 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		{"project all edges", `match { $p: Person  $p knows $f } return { $p.name, $f.name }`, allRows.rows(), traversalSlack, true},
 		{"project far filter", `match { $p: Person  $p.age < 10  $p knows $f  $f.age > 50 } return { $p.name, $f.name, $f.age }`, farRows.rows(), traversalSlack, true},
 		{"project 2-hop", `match { $p: Person  $p.age < 10  $p knows{1,2} $f } return { $p.name, $f.name }`, hop2Rows.rows(), traversalSlack, true},
+		// Aggregates of the far end (eval/dense_aggregate.go).
+		{"edges by far city", `match { $p: Person  $p knows $f } return { $f.city, count($p) as c } order { c desc } limit 3`, topFarCities, traversalSlack, false},
+		{"far sum", `match { $p: Person  $p knows $f } return { sum($f.age) as s }`, [][]any{{farAgeSum}}, traversalSlack, false},
 		{"project limit", `match { $p: Person  $p knows $f } return { $p.name, $f.city } limit 10`, first10, traversalSlack, false},
 	}
 	for _, tc := range cases {
