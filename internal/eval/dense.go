@@ -59,7 +59,10 @@ type densePlan struct {
 	// expands is the tree's expansions in plan order (innermost first):
 	// the row executor's nesting order, outermost loop first.
 	expands []*query.Expand
-	agg     *query.Aggregate
+	// closes is set when an expansion closes a cycle (DstBound): the
+	// binding counts are then upper bounds, exact only on a walk.
+	closes bool
+	agg    *query.Aggregate
 }
 
 // denseShape returns the dense form of aggregate o, or nil when it is not
@@ -69,6 +72,9 @@ type densePlan struct {
 func denseShape(o *query.Aggregate) *densePlan {
 	dp := denseTree(o.Input)
 	if dp == nil {
+		return nil
+	}
+	if dp.closes {
 		return nil
 	}
 	dp.agg = o
@@ -117,10 +123,25 @@ func denseTree(input query.Op) *densePlan {
 				return false
 			}
 			src := dp.vars[o.Src]
-			if src == nil || o.EdgeVar != "" || o.DstBound || dp.vars[o.Dst] != nil || o.Min < 0 || o.Max < o.Min {
+			if src == nil || o.EdgeVar != "" || o.Min < 0 || o.Max < o.Min {
 				return false
 			}
 			if (o.Min != 1 || o.Max != 1) && src.typ != o.DstType {
+				return false
+			}
+			if o.DstBound {
+				// Cycle closing: a join filter between two bound
+				// variables, outside the tree the weights factor over;
+				// only the walk (dense_aggregate.go, dense_project.go)
+				// takes it.
+				if dst := dp.vars[o.Dst]; dst == nil || dst.typ != o.DstType {
+					return false
+				}
+				dp.expands = append(dp.expands, o)
+				dp.closes = true
+				return true
+			}
+			if dp.vars[o.Dst] != nil {
 				return false
 			}
 			src.kids = append(src.kids, o)
@@ -227,19 +248,17 @@ func (r *runner) denseViews(ctx context.Context, dp *densePlan) (*denseRun, bool
 		return nil, false, nil
 	}
 	cat := r.snap.Catalog()
-	for _, v := range dp.vars {
-		for _, x := range v.kids {
-			et, ok := cat.Edge(x.Edge)
-			if !ok {
-				return nil, false, nil
-			}
-			from, to := et.From, et.To
-			if x.Dir == query.DirIn {
-				from, to = to, from
-			}
-			if v.typ != from || x.DstType != to || x.Dir == query.DirBoth && et.From != et.To {
-				return nil, false, nil
-			}
+	for _, x := range dp.expands {
+		et, ok := cat.Edge(x.Edge)
+		if !ok {
+			return nil, false, nil
+		}
+		from, to := et.From, et.To
+		if x.Dir == query.DirIn {
+			from, to = to, from
+		}
+		if dp.vars[x.Src].typ != from || x.DstType != to || x.Dir == query.DirBoth && et.From != et.To {
+			return nil, false, nil
 		}
 	}
 	scans := make([]*query.Scan, 0, len(dp.vars))

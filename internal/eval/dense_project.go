@@ -73,6 +73,15 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 	if err != nil {
 		return nil, false, err
 	}
+	if dp.closes {
+		// The binding counts ignore the cycle-closing filters: count the
+		// rows by a walk first (Len is known before the first row).
+		k := 0
+		if err := we.each(ctx, int(n), func([]any) error { k++; return nil }); err != nil {
+			return nil, false, err
+		}
+		n = int64(k)
+	}
 	return &outRows{n: int(n), gen: we.each}, true, nil
 }
 
@@ -94,6 +103,7 @@ type denseLevel struct {
 	src, dst  int
 	out, in   *snapshot.DenseCSR
 	multi     bool
+	bound     bool    // closes a cycle: keeps the row iff dst is among the far rows
 	fars      []int32 // the far rows of the current source
 	stamp     []uint32
 	gen       uint32
@@ -122,7 +132,9 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 	}
 	add(dp.root)
 	for _, x := range dp.expands {
-		add(x.Dst)
+		if !x.DstBound {
+			add(x.Dst)
+		}
 	}
 	we.bind = make([]int32, len(we.w))
 	for _, x := range dp.expands {
@@ -131,7 +143,7 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 			return nil, err
 		}
 		far := dr.nodes[x.DstType].Len()
-		lv := &denseLevel{x: x, src: we.slot[x.Src], dst: we.slot[x.Dst], out: out, in: in, multi: x.Min != 1 || x.Max != 1}
+		lv := &denseLevel{x: x, src: we.slot[x.Src], dst: we.slot[x.Dst], out: out, in: in, multi: x.Min != 1 || x.Max != 1, bound: x.DstBound}
 		charge(dr.r.mem, 4*int64(far))
 		lv.stamp = make([]uint32, far)
 		we.levels = append(we.levels, lv)
@@ -211,10 +223,16 @@ func (we *denseWalker) each(ctx context.Context, n int, fn func(row []any) error
 			return emitted < n, nil
 		}
 		lv := we.levels[level]
-		wd := we.w[lv.dst]
 		// The far rows are taken before recursing: a deeper level of the
 		// same expansion source reuses nothing of this level's state.
 		fars := lv.expand(we.bind[lv.src])
+		if lv.bound {
+			if !slices.Contains(fars, we.bind[lv.dst]) {
+				return true, nil
+			}
+			return walk(level + 1)
+		}
+		wd := we.w[lv.dst]
 		for _, f := range fars {
 			if wd[f] == 0 {
 				continue

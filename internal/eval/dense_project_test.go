@@ -39,7 +39,9 @@ func TestDenseProjectMatchesRows(t *testing.T) {
 		{"no rows", `$a: Person  $a.age > 1000  $a knows $b } return { $a.name, $b.name }`, true},
 		{"same property twice", `$a: Person  $a knows $b } return { $a.name as x, $a.name as y, $b.name }`, true},
 		{"edge variable", `$a: Person  $a $e:knows $b } return { $a.name, $b.name }`, false},
-		{"cycle", `$a: Person  $a knows $b  $b knows $a } return { $a.name, $b.name }`, false},
+		{"cycle", `$a: Person  $a knows $b  $b knows $a } return { $a.name, $b.name }`, true},
+		{"cycle, limit", `$a: Person  $a <knows> $b  $b knows $c  $c knows $a } return { $a.name, $b.name, $c } limit 9`, true},
+		{"cycle within hops", `$a: Person  $a knows $b  $b.age > 30  $b <knows>{1,2} $a } return { $b.name, $a.age }`, true},
 		{"two variables", `$a: Person  $a knows $b  $b.age > $a.age } return { $a.name, $b.name }`, false},
 		{"ordered", `$a: Person  $a knows $b } return { $a.name, $b.name } order { $b.name } limit 5`, false},
 	}
@@ -60,6 +62,7 @@ func TestDenseProjectMatchesRows(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Logf("%d rows", len(want.Rows))
 				if (md.built > 0) != tc.dense {
 					t.Fatalf("dense path taken %v, want %v", md.built > 0, tc.dense)
 				}
