@@ -62,7 +62,11 @@ type densePlan struct {
 	// closes is set when an expansion closes a cycle (DstBound): the
 	// binding counts are then upper bounds, exact only on a walk.
 	closes bool
-	agg    *query.Aggregate
+	// edgeVars are the tree's edge variables: only the weights path
+	// (counts, root aggregates) takes them; a walk would need the row
+	// path's per-source order by edge id.
+	edgeVars []string
+	agg      *query.Aggregate
 }
 
 // denseShape returns the dense form of aggregate o, or nil when it is not
@@ -80,7 +84,7 @@ func denseShape(o *query.Aggregate) *densePlan {
 	dp.agg = o
 	for _, a := range o.Aggs {
 		switch {
-		case a.Func == "count" && a.Arg.Kind == query.OpdID && dp.vars[a.Arg.Var] != nil:
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && (dp.vars[a.Arg.Var] != nil || slices.Contains(dp.edgeVars, a.Arg.Var)):
 		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
 			switch a.Func {
 			case "count", "sum", "avg", "min", "max":
@@ -123,8 +127,17 @@ func denseTree(input query.Op) *densePlan {
 				return false
 			}
 			src := dp.vars[o.Src]
-			if src == nil || o.EdgeVar != "" || o.Min < 0 || o.Max < o.Min {
+			if src == nil || o.Min < 0 || o.Max < o.Min {
 				return false
+			}
+			if o.EdgeVar != "" {
+				// An edge variable binds one row per edge: counted by
+				// the weights (fold), never read (edge ids and
+				// properties are not in the views).
+				if o.Min != 1 || o.Max != 1 || o.DstBound {
+					return false
+				}
+				dp.edgeVars = append(dp.edgeVars, o.EdgeVar)
 			}
 			if (o.Min != 1 || o.Max != 1) && src.typ != o.DstType {
 				return false
@@ -481,6 +494,25 @@ func (dr *denseRun) fold(w, wk []int64, x *query.Expand, out, in *snapshot.Dense
 		}
 		src := int32(k)
 		var sum int64
+		if x.EdgeVar != "" {
+			// One binding row per edge (expander.edgesTo): no
+			// deduplication; walking both directions, a self-loop is
+			// one edge, seen as an out-edge.
+			if out != nil {
+				for _, f := range out.At(src) {
+					sum += wk[f]
+				}
+			}
+			if in != nil {
+				for _, f := range in.At(src) {
+					if out == nil || f != src {
+						sum += wk[f]
+					}
+				}
+			}
+			w[k] *= sum
+			continue
+		}
 		if !multi {
 			// Distinct one-hop neighbours (expander.neighbours).
 			visit := func(fars []int32) {

@@ -21,7 +21,7 @@ import (
 // variables (count, sum, avg, min, max; count of a variable), or nil.
 func denseWalkShape(o *query.Aggregate) *densePlan {
 	dp := denseTree(o.Input)
-	if dp == nil {
+	if dp == nil || len(dp.edgeVars) > 0 {
 		return nil
 	}
 	dp.agg = o

@@ -35,7 +35,7 @@ import (
 // prefers another path.
 func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64) (*outRows, bool, error) {
 	dp := denseTree(o.Input)
-	if dp == nil {
+	if dp == nil || len(dp.edgeVars) > 0 {
 		return nil, false, nil
 	}
 	for _, c := range o.Cols {

@@ -118,6 +118,10 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $p: Person  $p knows $a  $p lives $c  $c.size > 30 } return { $p.name, $a.age, $c.cname, $c.size } limit 3000`, true},
 		{`match { $c: City  $p lives $c  $p knows $f  $f.age > 70 } return { $c.cname, $p.name, $f.name }`, true},
 		{`match { $p: Person  $p knows $f } return { $f.name } limit 1`, true},
+		// Edge variables, counted (one binding row per edge).
+		{`match { $p: Person  $p $e:knows $f } return { count($e) as c }`, true},
+		{`match { $p: Person  $p.age < $lim  $p $e:<knows> $f  $f.city != "c0" } return { $p.city, count($e) as c }`, true},
+		{`match { $p: Person  $p $e:knows $f } return { $p.name, $f.name }`, false}, // a walk would need edge ids
 		// Cycle closing (a walk: dense_aggregate.go, dense_project.go).
 		{`match { $p: Person  $p knows $f  $f knows $p } return { $p.name, $f.name }`, true},
 		{`match { $p: Person  $p knows $f  $f <knows>{1,2} $p  $f.age > 20 } return { $f.city, count($p) as c, sum($p.score) as s }`, true},
