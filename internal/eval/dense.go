@@ -27,7 +27,9 @@ import (
 // binding rows is Σ_x w_root(x). Every count($v) of the plan is that
 // number: a bound variable is never null. TestDenseCountMatchesRows (and
 // exec's TestDenseReadsMatchImages over stored graphs) compare it with the
-// row executor.
+// row executor. Aggregates of other variables, trees that close a cycle,
+// and projections walk the binding rows in the row executor's order
+// instead (dense_aggregate.go, dense_project.go).
 
 // DenseSource is a snapshot that can build dense views
 // (*snapshot.Snapshot).
