@@ -21,7 +21,8 @@ type denseColumn struct {
 	ends  []uint32 // ends[i] is the end of row i's string in arena
 	boxed []any
 	mem   *limits.Budget
-	rows  int
+	rows  int // rows of the node type
+	n     int // rows appended
 	// arenaCharged is the arena capacity charged so far.
 	arenaCharged int
 }
@@ -71,22 +72,30 @@ func newDenseColumn(rows int, mem *limits.Budget) *denseColumn {
 
 // append adds the value of the next row (nil for null).
 func (c *denseColumn) append(v any) {
-	i := c.len()
+	i := c.n
+	c.n++
+	if v == nil {
+		switch c.kind {
+		case cellNone: // nothing held until the first value
+		case cellString:
+			c.ends = append(c.ends, uint32(len(c.arena)))
+		case cellBoxed:
+			c.boxed = append(c.boxed, nil)
+		default:
+			c.words = append(c.words, 0)
+		}
+		return
+	}
 	k := kindOf(v)
-	if v != nil && c.kind == cellNone {
-		c.start(k)
+	if c.kind == cellNone {
+		c.start(k, i)
+	} else if k != c.kind && c.kind != cellBoxed {
+		c.toBoxed(i)
 	}
-	if v != nil && k != c.kind && c.kind != cellBoxed {
-		c.toBoxed()
-	}
-	if v != nil {
-		c.valid[i>>6] |= 1 << (i & 63)
-	}
+	c.valid[i>>6] |= 1 << (i & 63)
 	switch c.kind {
-	case cellNone:
-		c.words = append(c.words, 0) // keeps len() counting rows
 	case cellString:
-		s, _ := v.(string)
+		s := v.(string)
 		if need := len(c.arena) + len(s); need > c.arenaCharged {
 			grow := max(2*c.arenaCharged, need, 1<<16)
 			charge(c.mem, int64(grow-c.arenaCharged))
@@ -102,54 +111,34 @@ func (c *denseColumn) append(v any) {
 	}
 }
 
-// start fixes the column's kind at its first non-null value; the rows
-// before it were null.
-func (c *denseColumn) start(k cellKind) {
-	n := len(c.words)
+// start fixes the column's kind at its first value, of row i (the rows
+// before it were null), and charges and makes what it holds for every row.
+func (c *denseColumn) start(k cellKind, i int) {
 	switch k {
 	case cellString:
 		charge(c.mem, 4*int64(c.rows))
-		c.ends = make([]uint32, n, c.rows)
-		c.mem.Release(8 * int64(cap(c.words)))
-		c.words = nil
+		c.ends = make([]uint32, i, c.rows)
 	case cellBoxed:
 		charge(c.mem, boxedCellBytes*int64(c.rows))
-		c.boxed = make([]any, n, c.rows)
-		c.mem.Release(8 * int64(cap(c.words)))
-		c.words = nil
+		c.boxed = make([]any, i, c.rows)
+	default:
+		charge(c.mem, 8*int64(c.rows))
+		c.words = make([]uint64, i, c.rows)
 	}
 	c.kind = k
 }
 
 // toBoxed turns a column whose values turned out to be of several dynamic
-// types into boxed cells.
-func (c *denseColumn) toBoxed() {
-	n := c.len()
+// types into boxed cells, before row i.
+func (c *denseColumn) toBoxed(i int) {
 	charge(c.mem, boxedCellBytes*int64(c.rows))
-	boxed := make([]any, n, c.rows)
-	for i := range n {
-		boxed[i] = c.value(int32(i))
+	boxed := make([]any, i, c.rows)
+	for r := range i {
+		boxed[r] = c.value(int32(r))
 	}
 	c.mem.Release(8*int64(cap(c.words)) + 4*int64(cap(c.ends)) + int64(c.arenaCharged))
 	c.words, c.ends, c.arena, c.arenaCharged = nil, nil, nil, 0
 	c.boxed, c.kind = boxed, cellBoxed
-}
-
-func (c *denseColumn) len() int {
-	switch c.kind {
-	case cellString:
-		return len(c.ends)
-	case cellBoxed:
-		return len(c.boxed)
-	}
-	return len(c.words)
-}
-
-// reserve charges and allocates the fixed-width words of every row (the
-// column starts as words; a string or boxed column releases them).
-func (c *denseColumn) reserve() {
-	charge(c.mem, 8*int64(c.rows))
-	c.words = make([]uint64, 0, c.rows)
 }
 
 func wordOf(v any) uint64 {

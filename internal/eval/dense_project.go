@@ -169,9 +169,7 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 			if k < 0 {
 				k = len(tc.props)
 				tc.props = append(tc.props, c.Prop)
-				col := newDenseColumn(cell.d.Len(), dr.r.mem)
-				col.reserve()
-				tc.cols = append(tc.cols, col)
+				tc.cols = append(tc.cols, newDenseColumn(cell.d.Len(), dr.r.mem))
 			}
 			cell.col = tc.cols[k]
 		}

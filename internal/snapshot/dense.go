@@ -226,48 +226,36 @@ func NewDenseNodes(typ string, ids []string) *DenseNodes {
 
 // NewDenseAdjacency is DenseAdjacency over edge ends held in memory.
 func NewDenseAdjacency(src, dst []string, from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
-	var e denseEdges
-	if err := mem.Charge(8 * int64(len(src))); err != nil {
+	b, err := newCSRBuilder(from.Len(), to.Len(), wantOut, wantIn, mem)
+	if err != nil {
 		return nil, nil, err
 	}
-	defer mem.Release(8 * int64(len(src)))
 	for i := range src {
-		e.add(from, to, src[i], dst[i])
-	}
-	return e.csrs(from, to, wantOut, wantIn, mem)
-}
-
-// denseEdges collects the resolved ends of an edge table's live edges.
-type denseEdges struct{ srcs, dsts []int32 }
-
-// add keeps the edge from id a to id b when both are live rows.
-func (e *denseEdges) add(from, to *DenseNodes, a, b string) {
-	s, ok := from.Row(a)
-	if !ok {
-		return
-	}
-	if d, ok := to.Row(b); ok {
-		e.srcs = append(e.srcs, s)
-		e.dsts = append(e.dsts, d)
-	}
-}
-
-// csrs groups the edges into the CSRs asked for (dense_csr.go: a stable
-// counting sort, so each near row lists its far rows in edge storage order).
-func (e *denseEdges) csrs(from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
-	srcs, dsts := e.srcs, e.dsts
-	e.srcs, e.dsts = nil, nil
-	if wantIn {
-		if in, err = groupStable(dsts, srcs, to.Len(), mem); err != nil {
-			return nil, nil, err
+		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
+			b.count(s, d)
 		}
 	}
-	if wantOut {
-		if out, err = groupStable(srcs, dsts, from.Len(), mem); err != nil {
-			return nil, nil, err
+	if err := b.grow(mem); err != nil {
+		return nil, nil, err
+	}
+	for i := range src {
+		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
+			if err := b.place(s, d); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	return out, in, nil
+	return b.finish()
+}
+
+// resolveEdge returns the rows of the edge from id a to id b when both are
+// live rows.
+func resolveEdge(from, to *DenseNodes, a, b string) (s, d int32, ok bool) {
+	if s, ok = from.Row(a); !ok {
+		return 0, 0, false
+	}
+	d, ok = to.Row(b)
+	return s, d, ok
 }
 
 // noteOffsets records the physical offsets of a batch of rows starting at
@@ -416,48 +404,22 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 			}
 		}
 	}()
-	n := st.Rows()
-	// The resolved ends while streaming, then the CSRs.
-	if err := mem.Charge(8 * n); err != nil {
-		return nil, nil, err
-	}
-	defer mem.Release(8 * n)
-	e := denseEdges{srcs: make([]int32, 0, n), dsts: make([]int32, 0, n)}
-	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{"src", "dst"}})
+	b, err := newCSRBuilder(from.Len(), to.Len(), wantOut, wantIn, mem)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer sc.Close()
-	var srcIDs []string
-	for sc.Next() {
-		rec := sc.Record()
-		srcIDs = srcIDs[:0]
-		if err := eachString(rec.Column(0), func(id string) error {
-			srcIDs = append(srcIDs, id)
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-		k := 0
-		if err := eachString(rec.Column(1), func(id string) error {
-			e.add(from, to, srcIDs[k], id)
-			k++
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-		if len(e.srcs) > int(n) { // more rows than the state counted
-			if err := mem.Charge(8 * (int64(len(e.srcs)) - n)); err != nil {
-				return nil, nil, err
-			}
-			defer mem.Release(8 * (int64(len(e.srcs)) - n))
-			n = int64(len(e.srcs))
-		}
-	}
-	if err := sc.Err(); err != nil {
+	// Two passes over the src and dst columns (dense_csr.go): count, then
+	// place.
+	if err := s.eachEdge(ctx, st, from, to, func(s, d int32) error { b.count(s, d); return nil }); err != nil {
 		return nil, nil, err
 	}
-	o, i, err := e.csrs(from, to, wantOut, wantIn, mem)
+	if err := b.grow(mem); err != nil {
+		return nil, nil, err
+	}
+	if err := s.eachEdge(ctx, st, from, to, b.place); err != nil {
+		return nil, nil, err
+	}
+	o, i, err := b.finish()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -468,6 +430,40 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 		in = i
 	}
 	return out, in, nil
+}
+
+// eachEdge calls fn with the rows of both ends of every live edge of table
+// state st whose ends are live rows of from and to, in storage order, read
+// by one scan of the src and dst columns.
+func (s *Snapshot) eachEdge(ctx context.Context, st *table.State, from, to *DenseNodes, fn func(s, d int32) error) error {
+	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{"src", "dst"}})
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	var srcIDs []string
+	for sc.Next() {
+		rec := sc.Record()
+		srcIDs = srcIDs[:0]
+		if err := eachString(rec.Column(0), func(id string) error {
+			srcIDs = append(srcIDs, id)
+			return nil
+		}); err != nil {
+			return err
+		}
+		k := 0
+		if err := eachString(rec.Column(1), func(id string) error {
+			a := srcIDs[k]
+			k++
+			if sr, dr, ok := resolveEdge(from, to, a, id); ok {
+				return fn(sr, dr)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // PreferDense reports whether a traversal plan that the partial paths
