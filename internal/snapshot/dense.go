@@ -226,19 +226,23 @@ func NewDenseNodes(typ string, ids []string) *DenseNodes {
 
 // NewDenseAdjacency is DenseAdjacency over edge ends held in memory.
 func NewDenseAdjacency(src, dst []string, from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
-	b, err := newCSRBuilder(from.Len(), to.Len(), wantOut, wantIn, mem)
+	b, err := newCSRBuilder(from.Len(), to.Len(), int64(len(src)), wantOut, wantIn, mem)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := range src {
 		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
-			b.count(s, d)
+			b.count(s, d, mem)
 		}
 	}
-	if err := b.grow(mem); err != nil {
+	again, err := b.grow(mem)
+	if err != nil {
 		return nil, nil, err
 	}
 	for i := range src {
+		if !again {
+			break
+		}
 		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
 			if err := b.place(s, d); err != nil {
 				return nil, nil, err
@@ -404,20 +408,23 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 			}
 		}
 	}()
-	b, err := newCSRBuilder(from.Len(), to.Len(), wantOut, wantIn, mem)
+	b, err := newCSRBuilder(from.Len(), to.Len(), st.Rows(), wantOut, wantIn, mem)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Two passes over the src and dst columns (dense_csr.go): count, then
-	// place.
-	if err := s.eachEdge(ctx, st, from, to, func(s, d int32) error { b.count(s, d); return nil }); err != nil {
+	// One pass over the src and dst columns, and a second for a direction
+	// whose edges are not stored in its near rows' order (dense_csr.go).
+	if err := s.eachEdge(ctx, st, from, to, func(s, d int32) error { b.count(s, d, mem); return nil }); err != nil {
 		return nil, nil, err
 	}
-	if err := b.grow(mem); err != nil {
+	again, err := b.grow(mem)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.eachEdge(ctx, st, from, to, b.place); err != nil {
-		return nil, nil, err
+	if again {
+		if err := s.eachEdge(ctx, st, from, to, b.place); err != nil {
+			return nil, nil, err
+		}
 	}
 	o, i, err := b.finish()
 	if err != nil {

@@ -6,61 +6,93 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 )
 
-// csrBuilder builds the dense CSRs of an edge table in two passes over its
-// edges, in storage order: the first counts each near row's edges, the
-// second places each edge's far row at its near row's next slot. The far
-// rows of one near row so keep the order of their edges — the order the
-// row executor walks (EdgeTable.Out/In and the row CSRs of adjacency.go
-// list edge rows in row order), which a dense walk must reproduce — and
-// nothing but the CSRs is ever held: 4 B an edge and 4 B a node per
-// direction, where one pass would hold both resolved ends of every edge
-// (8 B an edge) while grouping them.
+// csrBuilder builds the dense CSRs of an edge table over its edges in
+// storage order, so that the far rows of one near row keep the order of
+// their edges — the order the row executor walks (EdgeTable.Out/In and the
+// row CSRs of adjacency.go list edge rows in row order), which a dense walk
+// must reproduce — holding nothing but the CSRs (4 B an edge and 4 B a node
+// per direction; grouping the resolved ends of every edge would hold 8 B
+// an edge more). A first pass counts each near row's edges and, while the
+// near rows come in non-decreasing order (edges stored grouped by source,
+// as a bulk load writes them), keeps the far rows as they come: they are
+// then already the CSR. A direction whose near rows came out of order
+// takes a second pass that places each edge's far row at its near row's
+// next slot.
 type csrBuilder struct {
 	out, in *csrFill
 }
 
 // csrFill is one direction being built: off[k+1] counts row k's edges in
-// the first pass; grow turns it into row k's first slot (the cumulative
-// counts shifted by one), the second pass moves it past each edge placed,
-// and it ends as row k's end: the CSR's offsets.
+// the first pass. In order (seq kept), grow makes off cumulative and seq
+// is the CSR. Otherwise grow turns off[k+1] into row k's first slot (the
+// cumulative counts shifted by one), the second pass moves it past each
+// edge placed, and it ends as row k's end.
 type csrFill struct {
-	off    []int32
-	far    []int32
-	placed int
+	off     []int32
+	far     []int32
+	seq     []int32 // the far rows in storage order, while the near rows are in order
+	last    int32
+	charged int64 // what seq was charged
+	placed  int
+	done    bool // far is complete
 }
 
 // newCSRBuilder charges and makes the offsets of the directions asked for
-// (from and to rows: the near rows by source and by destination).
-func newCSRBuilder(fromRows, toRows int, wantOut, wantIn bool, mem *limits.Budget) (*csrBuilder, error) {
+// (from and to rows: the near rows by source and by destination), and the
+// in-order far rows of up to edges edges.
+func newCSRBuilder(fromRows, toRows int, edges int64, wantOut, wantIn bool, mem *limits.Budget) (*csrBuilder, error) {
 	b := &csrBuilder{}
-	if wantOut {
-		if err := mem.Charge(4 * int64(fromRows+1)); err != nil {
+	mk := func(rows int) (*csrFill, error) {
+		if err := mem.Charge(4*int64(rows+1) + 4*edges); err != nil {
 			return nil, err
 		}
-		b.out = &csrFill{off: make([]int32, fromRows+1)}
+		return &csrFill{off: make([]int32, rows+1), seq: make([]int32, 0, edges), charged: 4 * edges}, nil
+	}
+	var err error
+	if wantOut {
+		if b.out, err = mk(fromRows); err != nil {
+			return nil, err
+		}
 	}
 	if wantIn {
-		if err := mem.Charge(4 * int64(toRows+1)); err != nil {
+		if b.in, err = mk(toRows); err != nil {
 			return nil, err
 		}
-		b.in = &csrFill{off: make([]int32, toRows+1)}
 	}
 	return b, nil
 }
 
 // count is the first pass: the edge from row s to row d.
-func (b *csrBuilder) count(s, d int32) {
+func (b *csrBuilder) count(s, d int32, mem *limits.Budget) {
 	if b.out != nil {
-		b.out.off[s+1]++
+		b.out.count(s, d, mem)
 	}
 	if b.in != nil {
-		b.in.off[d+1]++
+		b.in.count(d, s, mem)
 	}
 }
 
-// grow ends the first pass: the offsets become cumulative and the far
-// arrays are charged and made.
-func (b *csrBuilder) grow(mem *limits.Budget) error {
+func (f *csrFill) count(near, far int32, mem *limits.Budget) {
+	f.off[near+1]++
+	if f.seq == nil {
+		return
+	}
+	if near < f.last || len(f.seq) == cap(f.seq) {
+		// Out of order (or more edges than the state counted): the
+		// second pass places them.
+		f.seq = nil
+		mem.Release(f.charged)
+		f.charged = 0
+		return
+	}
+	f.last = near
+	f.seq = append(f.seq, far)
+}
+
+// grow ends the first pass. It reports whether a second pass must place
+// the edges of a direction that came out of order.
+func (b *csrBuilder) grow(mem *limits.Budget) (bool, error) {
+	again := false
 	for _, f := range []*csrFill{b.out, b.in} {
 		if f == nil {
 			continue
@@ -69,14 +101,20 @@ func (b *csrBuilder) grow(mem *limits.Budget) error {
 			f.off[i] += f.off[i-1]
 		}
 		total := int64(f.off[len(f.off)-1])
+		if f.seq != nil {
+			f.far, f.seq, f.done = f.seq, nil, true
+			mem.Release(f.charged - 4*total)
+			continue
+		}
 		// off[k+1] becomes the start of row k: its next free slot.
 		copy(f.off[1:], f.off[:len(f.off)-1])
 		if err := mem.Charge(4 * total); err != nil {
-			return err
+			return false, err
 		}
 		f.far = make([]int32, total)
+		again = true
 	}
-	return nil
+	return again, nil
 }
 
 // place is the second pass: the edge from row s to row d, seen in the
@@ -87,7 +125,7 @@ func (b *csrBuilder) place(s, d int32) error {
 		near, far int32
 	}{{b.out, s, d}, {b.in, d, s}} {
 		f := e.f
-		if f == nil {
+		if f == nil || f.done {
 			continue
 		}
 		p := f.off[e.near+1]
@@ -101,11 +139,11 @@ func (b *csrBuilder) place(s, d int32) error {
 	return nil
 }
 
-// finish returns the CSRs asked for, once the second pass placed as many
+// finish returns the CSRs asked for, once a second pass placed as many
 // edges as the first counted (both read the same immutable table state).
 func (b *csrBuilder) finish() (out, in *DenseCSR, err error) {
 	for _, f := range []*csrFill{b.out, b.in} {
-		if f != nil && (f.placed != len(f.far) || int(f.off[len(f.off)-1]) != len(f.far)) {
+		if f != nil && !f.done && (f.placed != len(f.far) || int(f.off[len(f.off)-1]) != len(f.far)) {
 			return nil, nil, fmt.Errorf("snapshot: dense adjacency: %d edges placed, %d counted", f.placed, len(f.far))
 		}
 	}
