@@ -152,13 +152,16 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	// one's distinct neighbours in edge order).
 	var allRows, farRows, hop2Rows rowDigest
 	var first10 [][]any
-	farAgeSum := 0
+	farAgeSum, cycles := 0, 0
 	edgesByFarCity := map[string]int{}
 	for i := range budgetPersons {
 		ns := out(i)
 		allEdges += len(ns)
 		edgesByCity["c"+strconv.Itoa(i%50)] += len(ns)
 		for _, d := range ns {
+			if slices.Contains(out(d), i) {
+				cycles++
+			}
 			farAgeSum += d % 90
 			edgesByFarCity["c"+strconv.Itoa(d%50)]++
 			allRows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d)})
@@ -245,6 +248,8 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		// Aggregates of the far end (eval/dense_aggregate.go).
 		{"edges by far city", `match { $p: Person  $p knows $f } return { $f.city, count($p) as c } order { c desc } limit 3`, topFarCities, traversalSlack, false},
 		{"far sum", `match { $p: Person  $p knows $f } return { sum($f.age) as s }`, [][]any{{farAgeSum}}, traversalSlack, false},
+		{"cycle", `match { $p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, [][]any{{cycles}}, traversalSlack, false},
+		{"edge variable", `match { $p: Person  $p $e:knows $f } return { count($e) as c }`, [][]any{{budgetPersons * budgetDegree}}, traversalSlack, false},
 		{"project limit", `match { $p: Person  $p knows $f } return { $p.name, $f.city } limit 10`, first10, traversalSlack, false},
 	}
 	for _, tc := range cases {
