@@ -84,25 +84,37 @@ func denseShape(o *query.Aggregate) *densePlan {
 		return nil
 	}
 	dp.agg = o
+	counted := func(v string) bool { return dp.vars[v] != nil || slices.Contains(dp.edgeVars, v) }
+	if !aggReads(o, counted, func(v string) bool { return v == dp.root }) {
+		return nil
+	}
+	return dp
+}
+
+// aggReads reports whether every aggregate of o is a count of a variable
+// that counted accepts or count/sum/avg/min/max of a property of a
+// variable that read accepts, and every key a property or the id of a
+// variable that read accepts.
+func aggReads(o *query.Aggregate, counted, read func(v string) bool) bool {
 	for _, a := range o.Aggs {
 		switch {
-		case a.Func == "count" && a.Arg.Kind == query.OpdID && (dp.vars[a.Arg.Var] != nil || slices.Contains(dp.edgeVars, a.Arg.Var)):
-		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && counted(a.Arg.Var):
+		case a.Arg.Kind == query.OpdProp && read(a.Arg.Var):
 			switch a.Func {
 			case "count", "sum", "avg", "min", "max":
 			default:
-				return nil
+				return false
 			}
 		default:
-			return nil
+			return false
 		}
 	}
 	for _, k := range o.Keys {
-		if k.Value.Var != dp.root || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
-			return nil
+		if !read(k.Value.Var) || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
+			return false
 		}
 	}
-	return dp
+	return true
 }
 
 // denseTree returns the dense form of binding tree input, or nil when it
@@ -301,6 +313,24 @@ func (r *runner) denseViews(ctx context.Context, dp *densePlan) (*denseRun, bool
 	}
 	dr.masks = masks
 	return dr, true, nil
+}
+
+// walkWeights computes the binding counts of every variable for a walk
+// (kept in dr.keep) and returns the number of binding rows, Σ w_root (an
+// upper bound when an expansion closes a cycle).
+func (dr *denseRun) walkWeights() (int64, error) {
+	dr.keep = map[string][]int64{}
+	root := dr.dp.vars[dr.dp.root]
+	w, err := dr.weights(root)
+	if err != nil {
+		return 0, err
+	}
+	dr.keep[root.name] = w
+	var total int64
+	for _, x := range w {
+		total += x
+	}
+	return total, nil
 }
 
 // maxDenseRows bounds the binding rows a dense aggregate folds one by one

@@ -25,25 +25,9 @@ func denseWalkShape(o *query.Aggregate) *densePlan {
 		return nil
 	}
 	dp.agg = o
-	for _, a := range o.Aggs {
-		switch {
-		case dp.vars[a.Arg.Var] == nil:
-			return nil
-		case a.Func == "count" && a.Arg.Kind == query.OpdID:
-		case a.Arg.Kind == query.OpdProp:
-			switch a.Func {
-			case "count", "sum", "avg", "min", "max":
-			default:
-				return nil
-			}
-		default:
-			return nil
-		}
-	}
-	for _, k := range o.Keys {
-		if dp.vars[k.Value.Var] == nil || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
-			return nil
-		}
+	bound := func(v string) bool { return dp.vars[v] != nil }
+	if !aggReads(o, bound, bound) {
+		return nil
 	}
 	return dp
 }
@@ -53,16 +37,9 @@ func denseWalkShape(o *query.Aggregate) *densePlan {
 // are more binding rows than the dense paths fold (maxDenseRows).
 func (dr *denseRun) aggregateByWalk() (rows [][]any, ok bool, err error) {
 	o := dr.dp.agg
-	dr.keep = map[string][]int64{}
-	root := dr.dp.vars[dr.dp.root]
-	w, err := dr.weights(root)
+	total, err := dr.walkWeights()
 	if err != nil {
 		return nil, false, err
-	}
-	dr.keep[root.name] = w
-	var total int64
-	for _, x := range w {
-		total += x
 	}
 	if total > maxDenseRows {
 		return nil, false, nil

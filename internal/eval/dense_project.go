@@ -47,16 +47,9 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	dr.keep = map[string][]int64{}
-	root := dp.vars[dp.root]
-	w, err := dr.weights(root)
+	total, err := dr.walkWeights()
 	if err != nil {
 		return nil, false, err
-	}
-	dr.keep[root.name] = w
-	var total int64
-	for _, x := range w {
-		total += x
 	}
 	n := total
 	if limit > 0 && n > limit {

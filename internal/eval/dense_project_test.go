@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/query"
 )
 
 // TestDenseProjectMatchesRows compares dense projections (dense_project.go)
@@ -49,32 +47,13 @@ func TestDenseProjectMatchesRows(t *testing.T) {
 		g := denseRunGraph(t, seed, 300)
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, seed), func(t *testing.T) {
-				plan, err := query.CompileQuery(g.cat, "q.gq", "query q() { match { "+tc.body+" }", "q")
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := Run(ctx, g.ms, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				md := &memDense{Mem: g.ms}
-				got, err := Run(ctx, md, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%d rows", len(want.Rows))
-				if (md.built > 0) != tc.dense {
-					t.Fatalf("dense path taken %v, want %v", md.built > 0, tc.dense)
-				}
-				if !reflect.DeepEqual(got.Rows, want.Rows) {
-					t.Fatalf("dense %d rows %v\nrows %d rows %v", len(got.Rows), got.Rows, len(want.Rows), want.Rows)
-				}
+				plan, want := checkDenseRun(t, g, tc.body, tc.dense)
 				st, err := RunStream(ctx, &memDense{Mem: g.ms}, plan, nil, Options{Now: testNow})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Len() != len(want.Rows) {
-					t.Fatalf("stream Len %d, want %d", st.Len(), len(want.Rows))
+				if st.Len() != len(want) {
+					t.Fatalf("stream Len %d, want %d", st.Len(), len(want))
 				}
 				for range 2 { // a stream yields the same rows each time
 					var rows [][]any
@@ -84,11 +63,11 @@ func TestDenseProjectMatchesRows(t *testing.T) {
 					}); err != nil {
 						t.Fatal(err)
 					}
-					if len(want.Rows) == 0 && len(rows) == 0 {
+					if len(want) == 0 && len(rows) == 0 {
 						continue
 					}
-					if !reflect.DeepEqual(rows, want.Rows) {
-						t.Fatalf("streamed %v, want %v", rows, want.Rows)
+					if !reflect.DeepEqual(rows, want) {
+						t.Fatalf("streamed %v, want %v", rows, want)
 					}
 				}
 			})

@@ -137,7 +137,6 @@ edge Lives: Person -> City
 // TestDenseCountMatchesRows compares the dense count (dense.go) with the
 // row executor on random graphs, shape by shape.
 func TestDenseCountMatchesRows(t *testing.T) {
-	ctx := context.Background()
 	cases := []struct {
 		name, body string
 		dense      bool
@@ -190,29 +189,40 @@ func TestDenseCountMatchesRows(t *testing.T) {
 		g := denseRunGraph(t, seed, 300)
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, seed), func(t *testing.T) {
-				plan, err := query.CompileQuery(g.cat, "q.gq", "query q() { match { "+tc.body+" }", "q")
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := Run(ctx, g.ms, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				md := &memDense{Mem: g.ms}
-				got, err := Run(ctx, md, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%d rows", len(want.Rows))
-				if (md.built > 0) != tc.dense {
-					t.Fatalf("dense path taken %v, want %v", md.built > 0, tc.dense)
-				}
-				if !reflect.DeepEqual(got.Rows, want.Rows) {
-					t.Fatalf("dense %v, rows %v", got.Rows, want.Rows)
-				}
+				checkDenseRun(t, g, tc.body, tc.dense)
 			})
 		}
 	}
+}
+
+// checkDenseRun runs the query of match body body on g by the row
+// executor and on dense views, requires the dense path to be taken or not
+// as dense says and the same rows in the same order, and returns the
+// query's plan and rows.
+func checkDenseRun(t *testing.T, g *runGraph, body string, dense bool) (*query.Plan, [][]any) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := query.CompileQuery(g.cat, "q.gq", "query q() { match { "+body+" }", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Run(ctx, g.ms, plan, nil, Options{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := &memDense{Mem: g.ms}
+	got, err := Run(ctx, md, plan, nil, Options{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rows", len(want.Rows))
+	if (md.built > 0) != dense {
+		t.Fatalf("dense path taken %v, want %v", md.built > 0, dense)
+	}
+	if !reflect.DeepEqual(got.Rows, want.Rows) {
+		t.Fatalf("dense %d rows %v\nrows %d rows %v", len(got.Rows), got.Rows, len(want.Rows), want.Rows)
+	}
+	return plan, want.Rows
 }
 
 // TestDenseCountBudget: the dense views are charged to the query's memory
