@@ -7,7 +7,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
-	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // Dense traversal counts. A count over a traversal whose anchors are not
@@ -28,7 +27,9 @@ import (
 // binding rows is Σ_x w_root(x). Every count($v) of the plan is that
 // number: a bound variable is never null. TestDenseCountMatchesRows (and
 // exec's TestDenseReadsMatchImages over stored graphs) compare it with the
-// row executor.
+// row executor. Aggregates of other variables, trees that close a cycle,
+// and projections walk the binding rows in the row executor's order
+// instead (dense_aggregate.go, dense_project.go).
 
 // DenseSource is a snapshot that can build dense views
 // (*snapshot.Snapshot).
@@ -52,11 +53,22 @@ type denseVar struct {
 	kids    []*query.Expand
 }
 
-// densePlan is an aggregate's input as the dense path sees it.
+// densePlan is a binding tree as the dense path sees it (an aggregate's
+// input, or a projection's: dense_project.go).
 type densePlan struct {
 	root string
 	vars map[string]*denseVar
-	agg  *query.Aggregate
+	// expands is the tree's expansions in plan order (innermost first):
+	// the row executor's nesting order, outermost loop first.
+	expands []*query.Expand
+	// closes is set when an expansion closes a cycle (DstBound): the
+	// binding counts are then upper bounds, exact only on a walk.
+	closes bool
+	// edgeVars are the tree's edge variables: only the weights path
+	// (counts, root aggregates) takes them; a walk would need the row
+	// path's per-source order by edge id.
+	edgeVars []string
+	agg      *query.Aggregate
 }
 
 // denseShape returns the dense form of aggregate o, or nil when it is not
@@ -64,10 +76,55 @@ type densePlan struct {
 // scan has its own streaming path), grouped by nothing or by properties
 // (or the id) of the tree's root variable.
 func denseShape(o *query.Aggregate) *densePlan {
-	if !hasExpand(o.Input) {
-		return nil // the common scan-only aggregate: nothing to allocate
+	dp := denseTree(o.Input)
+	if dp == nil {
+		return nil
 	}
-	dp := &densePlan{vars: map[string]*denseVar{}, agg: o}
+	if dp.closes {
+		return nil
+	}
+	dp.agg = o
+	counted := func(v string) bool { return dp.vars[v] != nil || slices.Contains(dp.edgeVars, v) }
+	if !aggReads(o, counted, func(v string) bool { return v == dp.root }) {
+		return nil
+	}
+	return dp
+}
+
+// aggReads reports whether every aggregate of o is a count of a variable
+// that counted accepts or count/sum/avg/min/max of a property of a
+// variable that read accepts, and every key a property or the id of a
+// variable that read accepts.
+func aggReads(o *query.Aggregate, counted, read func(v string) bool) bool {
+	for _, a := range o.Aggs {
+		switch {
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && counted(a.Arg.Var):
+		case a.Arg.Kind == query.OpdProp && read(a.Arg.Var):
+			switch a.Func {
+			case "count", "sum", "avg", "min", "max":
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	for _, k := range o.Keys {
+		if !read(k.Value.Var) || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
+			return false
+		}
+	}
+	return true
+}
+
+// denseTree returns the dense form of binding tree input, or nil when it
+// is not a tree of node expansions (at least one: a single scan has its own
+// streaming path) from one unranked scan, with single-variable filters.
+func denseTree(input query.Op) *densePlan {
+	if !hasExpand(input) {
+		return nil // the common scan-only read: nothing to allocate
+	}
+	dp := &densePlan{vars: map[string]*denseVar{}}
 	expands := 0
 	var walk func(op query.Op) bool
 	walk = func(op query.Op) bool {
@@ -84,13 +141,38 @@ func denseShape(o *query.Aggregate) *densePlan {
 				return false
 			}
 			src := dp.vars[o.Src]
-			if src == nil || o.EdgeVar != "" || o.DstBound || dp.vars[o.Dst] != nil || o.Min < 0 || o.Max < o.Min {
+			if src == nil || o.Min < 0 || o.Max < o.Min {
 				return false
+			}
+			if o.EdgeVar != "" {
+				// An edge variable binds one row per edge: counted by
+				// the weights (fold), never read (edge ids and
+				// properties are not in the views).
+				if o.Min != 1 || o.Max != 1 || o.DstBound {
+					return false
+				}
+				dp.edgeVars = append(dp.edgeVars, o.EdgeVar)
 			}
 			if (o.Min != 1 || o.Max != 1) && src.typ != o.DstType {
 				return false
 			}
+			if o.DstBound {
+				// Cycle closing: a join filter between two bound
+				// variables, outside the tree the weights factor over;
+				// only the walk (dense_aggregate.go, dense_project.go)
+				// takes it.
+				if dst := dp.vars[o.Dst]; dst == nil || dst.typ != o.DstType {
+					return false
+				}
+				dp.expands = append(dp.expands, o)
+				dp.closes = true
+				return true
+			}
+			if dp.vars[o.Dst] != nil {
+				return false
+			}
 			src.kids = append(src.kids, o)
+			dp.expands = append(dp.expands, o)
 			dp.vars[o.Dst] = &denseVar{name: o.Dst, typ: o.DstType}
 			expands++
 			return true
@@ -107,26 +189,8 @@ func denseShape(o *query.Aggregate) *densePlan {
 		}
 		return false
 	}
-	if !walk(o.Input) || expands == 0 {
+	if !walk(input) || expands == 0 {
 		return nil
-	}
-	for _, a := range o.Aggs {
-		switch {
-		case a.Func == "count" && a.Arg.Kind == query.OpdID && dp.vars[a.Arg.Var] != nil:
-		case a.Arg.Kind == query.OpdProp && a.Arg.Var == dp.root:
-			switch a.Func {
-			case "count", "sum", "avg", "min", "max":
-			default:
-				return nil
-			}
-		default:
-			return nil
-		}
-	}
-	for _, k := range o.Keys {
-		if k.Value.Var != dp.root || (k.Value.Kind != query.OpdProp && k.Value.Kind != query.OpdID) {
-			return nil
-		}
 	}
 	return dp
 }
@@ -168,28 +232,60 @@ func predVar(p *query.Pred) string {
 // binding rows (root rows in storage order), a count per group, no group
 // without rows (one row of zeros without keys).
 func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
+	dp := denseShape(o)
+	walk := dp == nil // keys or arguments of other variables: dense_aggregate.go
+	if walk {
+		dp = denseWalkShape(o)
+	}
+	if dp == nil {
+		return nil, false, nil
+	}
+	dr, ok, err := r.denseViews(ctx, dp)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if walk {
+		return dr.aggregateByWalk()
+	}
+	root := dp.vars[dp.root]
+	w, err := dr.weights(root)
+	if err != nil {
+		return nil, false, err
+	}
+	var total int64
+	for _, x := range w {
+		total += x
+	}
+	if total > maxDenseRows {
+		// More binding rows than any budget could hold on the row path,
+		// which is then the one to report it.
+		return nil, false, nil
+	}
+	rows, err := dr.aggregateByRoot(root, w)
+	return rows, err == nil, err
+}
+
+// denseViews checks that binding tree dp walks edge types whose ends are
+// its variables' types and that the snapshot prefers dense views for it,
+// then builds the node views and filter bitmaps of its variables. ok is
+// false when another path should answer.
+func (r *runner) denseViews(ctx context.Context, dp *densePlan) (*denseRun, bool, error) {
 	ds, ok := r.snap.(DenseSource)
 	if !ok || r.opts.NoIndexes || r.plan == nil {
 		return nil, false, nil
 	}
-	dp := denseShape(o)
-	if dp == nil {
-		return nil, false, nil
-	}
 	cat := r.snap.Catalog()
-	for _, v := range dp.vars {
-		for _, x := range v.kids {
-			et, ok := cat.Edge(x.Edge)
-			if !ok {
-				return nil, false, nil
-			}
-			from, to := et.From, et.To
-			if x.Dir == query.DirIn {
-				from, to = to, from
-			}
-			if v.typ != from || x.DstType != to || x.Dir == query.DirBoth && et.From != et.To {
-				return nil, false, nil
-			}
+	for _, x := range dp.expands {
+		et, ok := cat.Edge(x.Edge)
+		if !ok {
+			return nil, false, nil
+		}
+		from, to := et.From, et.To
+		if x.Dir == query.DirIn {
+			from, to = to, from
+		}
+		if dp.vars[x.Src].typ != from || x.DstType != to || x.Dir == query.DirBoth && et.From != et.To {
+			return nil, false, nil
 		}
 	}
 	scans := make([]*query.Scan, 0, len(dp.vars))
@@ -216,22 +312,25 @@ func (r *runner) denseAggregate(ctx context.Context, o *query.Aggregate) ([][]an
 		masks[o.Var] = m
 	}
 	dr.masks = masks
-	root := dp.vars[dp.root]
+	return dr, true, nil
+}
+
+// walkWeights computes the binding counts of every variable for a walk
+// (kept in dr.keep) and returns the number of binding rows, Σ w_root (an
+// upper bound when an expansion closes a cycle).
+func (dr *denseRun) walkWeights() (int64, error) {
+	dr.keep = map[string][]int64{}
+	root := dr.dp.vars[dr.dp.root]
 	w, err := dr.weights(root)
 	if err != nil {
-		return nil, false, err
+		return 0, err
 	}
+	dr.keep[root.name] = w
 	var total int64
 	for _, x := range w {
 		total += x
 	}
-	if total > maxDenseRows {
-		// More binding rows than any budget could hold on the row path,
-		// which is then the one to report it.
-		return nil, false, nil
-	}
-	rows, err := dr.aggregateByRoot(root, w)
-	return rows, err == nil, err
+	return total, nil
 }
 
 // maxDenseRows bounds the binding rows a dense aggregate folds one by one
@@ -270,12 +369,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 			argCol[i] = propAt(a.Arg.Prop)
 		}
 	}
-	type group struct {
-		keys []any
-		st   []aggState
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	ag := newAggGroups(o, dr.r.mem)
 	keys := make([]any, len(o.Keys))
 	err := dr.ds.DenseColumns(dr.ctx, d, props, func(x int32, vals []any) error {
 		n := w[x]
@@ -289,18 +383,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 				keys[i] = vals[c]
 			}
 		}
-		var g *group
-		if len(keys) == 0 && len(groups) == 1 {
-			g = groups[0]
-		} else {
-			tk := value.TupleKey(keys)
-			if g = byKey[tk]; g == nil {
-				charge(dr.r.mem, int64(len(tk))+96+16*int64(len(keys))+40*int64(len(o.Aggs)))
-				g = &group{keys: slices.Clone(keys), st: make([]aggState, len(o.Aggs))}
-				byKey[tk] = g
-				groups = append(groups, g)
-			}
-		}
+		g := ag.group(keys)
 		for i, c := range argCol {
 			if c < 0 {
 				g.st[i].n += n
@@ -313,15 +396,7 @@ func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 && len(o.Keys) == 0 {
-		groups = append(groups, &group{st: make([]aggState, len(o.Aggs))})
-	}
-	srcs := aggColumns(o)
-	rows := make([][]any, 0, len(groups))
-	for _, g := range groups {
-		rows = append(rows, aggRow(o, srcs, g.keys, g.st))
-	}
-	return rows, nil
+	return ag.rows(), nil
 }
 
 // denseRun is one dense count.
@@ -333,6 +408,9 @@ type denseRun struct {
 	nodes map[string]*snapshot.DenseNodes
 	adj   map[string][2]*snapshot.DenseCSR // edge type → out, in
 	masks map[string][]uint64
+	// keep, when set, receives the weights of every non-root variable
+	// (weights keeps them charged instead of dropping them).
+	keep map[string][]int64
 }
 
 func (dr *denseRun) nodesOf(typ string) (*snapshot.DenseNodes, error) {
@@ -408,6 +486,10 @@ func (dr *denseRun) weights(v *denseVar) ([]int64, error) {
 		if err := dr.fold(w, wk, x, out, in, len(wk)); err != nil {
 			return nil, err
 		}
+		if dr.keep != nil {
+			dr.keep[kid.name] = wk // a projection prunes its walk by them
+			continue
+		}
 		dr.r.mem.Release(8 * int64(len(wk)))
 	}
 	return w, nil
@@ -444,6 +526,25 @@ func (dr *denseRun) fold(w, wk []int64, x *query.Expand, out, in *snapshot.Dense
 		}
 		src := int32(k)
 		var sum int64
+		if x.EdgeVar != "" {
+			// One binding row per edge (expander.edgesTo): no
+			// deduplication; walking both directions, a self-loop is
+			// one edge, seen as an out-edge.
+			if out != nil {
+				for _, f := range out.At(src) {
+					sum += wk[f]
+				}
+			}
+			if in != nil {
+				for _, f := range in.At(src) {
+					if out == nil || f != src {
+						sum += wk[f]
+					}
+				}
+			}
+			w[k] *= sum
+			continue
+		}
 		if !multi {
 			// Distinct one-hop neighbours (expander.neighbours).
 			visit := func(fars []int32) {

@@ -137,7 +137,6 @@ edge Lives: Person -> City
 // TestDenseCountMatchesRows compares the dense count (dense.go) with the
 // row executor on random graphs, shape by shape.
 func TestDenseCountMatchesRows(t *testing.T) {
-	ctx := context.Background()
 	cases := []struct {
 		name, body string
 		dense      bool
@@ -155,47 +154,75 @@ func TestDenseCountMatchesRows(t *testing.T) {
 		{"into cities", `$c: City  $p lives $c  $p knows $f } return { count($f) as c }`, true},
 		{"limited", `$p: Person  $p knows $f } return { count($f) as c } limit 1`, true},
 		{"no rows", `$p: Person  $p.age > 1000  $p knows $f } return { count($f) as c }`, true},
-		{"edge variable", `$p: Person  $p $e:knows $f } return { count($e) as c }`, false},
+		{"edge variable", `$p: Person  $p $e:knows $f } return { count($e) as c }`, true},
+		{"edge variable, undirected", `$p: Person  $p $e:<knows> $f  $f.age > 20 } return { count($e) as c, count($f) as d }`, true},
+		{"edge variable, reverse, by root", `$p: Person  $f $e:knows $p } return { $p.city, count($e) as c, sum($p.score) as s }`, true},
+		{"edge variable in a chain", `$p: Person  $p knows $a  $a $e:knows $b  $b.city = "c1" } return { count($b) as c }`, true},
+		{"edge variable, far key", `$p: Person  $p $e:knows $f } return { $f.city, count($e) as c }`, false},
 		{"grouped", `$p: Person  $p knows $f } return { $p.city, count($f) as c }`, true},
 		{"grouped, filtered, ordered", `$p: Person  $p.age > 20  $p knows{1,2} $f  $f.city != "c0" } return { $p.city, $p.age, count($f) as c, count($p) as d } order { c desc } limit 5`, true},
 		{"grouped by id", `$p: Person  $p <knows> $f } return { count($f) as c, $p } order { c desc } limit 3`, true},
 		{"grouped, key first", `$c: City  $p lives $c } return { $c.size, count($p) as n }`, true},
 		{"grouped, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { $p.city, count($f) as c }`, true},
-		{"grouped by the far end", `$p: Person  $p knows $f } return { $f.city, count($p) as c }`, false},
+		{"grouped by the far end", `$p: Person  $p knows $f } return { $f.city, count($p) as c }`, true},
 		{"two variables", `$p: Person  $p knows $f  $f.age > $p.age } return { count($f) as c }`, false},
-		{"sum of the far end", `$p: Person  $p knows $f } return { sum($f.age) as s }`, false},
+		{"sum of the far end", `$p: Person  $p knows $f } return { sum($f.age) as s }`, true},
+		// Keys and arguments of non-root variables (dense_aggregate.go):
+		// first-seen groups and float sums in the row path's order.
+		{"float sums of the far end", `$p: Person  $p.age < 50  $p knows $f } return { sum($f.score) as s, avg($f.score) as a, min($f.name) as lo, max($f.age) as hi, count($f.city) as n }`, true},
+		{"far float sum by far city", `$p: Person  $p knows{1,2} $f  $f.age > 10 } return { $f.city, sum($f.score) as s, count($p) as c }`, true},
+		{"keys of both ends", `$p: Person  $p <knows> $f } return { $p.city, $f.city, avg($f.score) as a, sum($p.score) as b }`, true},
+		{"grouped by the far id", `$p: Person  $p knows $f } return { $f, count($p) as c } order { c desc } limit 7`, true},
+		{"middle of a chain", `$p: Person  $p knows $a  $a knows $b  $b.age != 3 } return { $a.city, sum($b.score) as s, min($p.name) as m }`, true},
+		{"city of a star", `$p: Person  $p knows $a  $p lives $c } return { $c.cname, avg($a.score) as s, count($a) as n }`, true},
+		{"far aggregates, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { sum($f.score) as s, max($f.city) as m, count($f) as c }`, true},
+		{"far keys, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { $f.city, count($f) as c }`, true},
 		{"root aggregates", `$p: Person  $p knows{1,2} $f } return { sum($p.age) as s, avg($p.score) as a, min($p.city) as lo, max($p.age) as hi, count($p.city) as n, count($f) as c }`, true},
 		{"float sum by city", `$p: Person  $p.age < 60  $p knows $f  $f.age > 20 } return { $p.city, sum($p.score) as s, avg($p.age) as a } order { $p.city }`, true},
 		{"root aggregates, no rows", `$p: Person  $p.age > 1000  $p knows $f } return { sum($p.age) as s, min($p.city) as m, count($f) as c }`, true},
 		{"avg by id", `$p: Person  $p <knows> $f } return { $p, avg($p.score) as a } order { a desc } limit 4`, true},
-		{"cycle", `$p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, false},
+		{"cycle", `$p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, true},
+		{"triangle by city", `$a: Person  $a <knows> $b  $b knows $c  $c knows $a } return { $c.city, count($a) as n, sum($b.score) as s }`, true},
+		{"cycle within hops", `$p: Person  $p.age < 40  $p knows $f  $f knows{1,2} $p } return { $f.city, count($p) as n }`, true},
 	}
 	for _, seed := range []uint64{1, 2, 3} {
 		g := denseRunGraph(t, seed, 300)
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, seed), func(t *testing.T) {
-				plan, err := query.CompileQuery(g.cat, "q.gq", "query q() { match { "+tc.body+" }", "q")
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := Run(ctx, g.ms, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				md := &memDense{Mem: g.ms}
-				got, err := Run(ctx, md, plan, nil, Options{Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if (md.built > 0) != tc.dense {
-					t.Fatalf("dense path taken %v, want %v", md.built > 0, tc.dense)
-				}
-				if !reflect.DeepEqual(got.Rows, want.Rows) {
-					t.Fatalf("dense %v, rows %v", got.Rows, want.Rows)
-				}
+				checkDenseRun(t, g, tc.body, tc.dense)
 			})
 		}
 	}
+}
+
+// checkDenseRun runs the query of match body body on g by the row
+// executor and on dense views, requires the dense path to be taken or not
+// as dense says and the same rows in the same order, and returns the
+// query's plan and rows.
+func checkDenseRun(t *testing.T, g *runGraph, body string, dense bool) (*query.Plan, [][]any) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := query.CompileQuery(g.cat, "q.gq", "query q() { match { "+body+" }", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Run(ctx, g.ms, plan, nil, Options{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := &memDense{Mem: g.ms}
+	got, err := Run(ctx, md, plan, nil, Options{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rows", len(want.Rows))
+	if (md.built > 0) != dense {
+		t.Fatalf("dense path taken %v, want %v", md.built > 0, dense)
+	}
+	if !reflect.DeepEqual(got.Rows, want.Rows) {
+		t.Fatalf("dense %d rows %v\nrows %d rows %v", len(got.Rows), got.Rows, len(want.Rows), want.Rows)
+	}
+	return plan, want.Rows
 }
 
 // TestDenseCountBudget: the dense views are charged to the query's memory

@@ -56,34 +56,14 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 		}
 		argFns[i] = fn
 	}
-	type group struct {
-		keys []any
-		st   []aggState
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	ag := newAggGroups(o, r.mem)
 	keyBuf := make([]any, len(keyFns))
 	for i := 0; i < rs.n(); i++ {
 		row := rs.row(i)
 		for k, fn := range keyFns {
 			keyBuf[k] = fn(row)
 		}
-		var g *group
-		if len(keyFns) == 0 {
-			// One group: no key to build or hash per row.
-			if len(groups) == 1 {
-				g = groups[0]
-			}
-		} else {
-			g = byKey[value.TupleKey(keyBuf)]
-		}
-		if g == nil {
-			tk := value.TupleKey(keyBuf)
-			charge(r.mem, int64(len(tk))+96+16*int64(len(keyBuf))+40*int64(len(argFns)))
-			g = &group{keys: slices.Clone(keyBuf), st: make([]aggState, len(argFns))}
-			byKey[tk] = g
-			groups = append(groups, g)
-		}
+		g := ag.group(keyBuf)
 		for a, fn := range argFns {
 			if fn == nil {
 				g.st[a].n++
@@ -92,15 +72,7 @@ func (r *runner) aggregate(ctx context.Context, o *query.Aggregate, rs *rowSet, 
 			g.st[a].add(o.Aggs[a].Func, fn(row), 1)
 		}
 	}
-	if len(groups) == 0 && len(keyFns) == 0 {
-		groups = append(groups, &group{st: make([]aggState, len(argFns))})
-	}
-	out := make([][]any, 0, len(groups))
-	srcs := aggColumns(o)
-	for _, g := range groups {
-		out = append(out, aggRow(o, srcs, g.keys, g.st))
-	}
-	return out, nil
+	return ag.rows(), nil
 }
 
 // aggRow is the output row of one group of o: its keys and the final

@@ -224,6 +224,14 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		}
 		return out, nil
 	case *query.Project:
+		// A projection of an unanchored traversal's rows walks dense
+		// views, when the snapshot has them and prefers them
+		// (dense_project.go).
+		if out, ok, err := r.denseProject(ctx, o, r.projLimit); err != nil {
+			return nil, err
+		} else if ok {
+			return out, nil
+		}
 		rs, l, err := r.bindingRows(ctx, o.Input)
 		if err != nil {
 			return nil, err

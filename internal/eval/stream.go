@@ -37,6 +37,10 @@ type outRows struct {
 	rs   *rowSet
 	fns  []valueFn
 	n    int
+	// gen, when set, produces the first n output rows itself (a dense
+	// projection walks its views: dense_project.go); row is reused
+	// between calls.
+	gen func(ctx context.Context, n int, fn func(row []any) error) error
 }
 
 func heldRows(rows [][]any) *outRows { return &outRows{held: true, rows: rows, n: len(rows)} }
@@ -53,6 +57,9 @@ func (s *Stream) Each(ctx context.Context, fn func(row []any) error) (err error)
 	defer func() { err = limits.FromContext(ctx, err) }()
 	defer recoverBudget(&err)
 	o := s.out
+	if o.gen != nil {
+		return o.gen(ctx, o.n, fn)
+	}
 	if o.held {
 		for i, row := range o.rows[:o.n] {
 			if i%StreamBatch == 0 {
@@ -101,6 +108,20 @@ func (s *Stream) collect(ctx context.Context) ([][]any, error) {
 	o := s.out
 	if o.held {
 		return o.rows[:o.n], nil
+	}
+	if o.gen != nil {
+		nc := len(s.Columns)
+		charge(s.mem, int64(o.n)*(24+16*int64(nc)))
+		out := make([][]any, 0, o.n)
+		cells := make([]any, o.n*nc)
+		err := o.gen(ctx, o.n, func(row []any) error {
+			i := len(out)
+			vals := cells[i*nc : (i+1)*nc : (i+1)*nc]
+			copy(vals, row)
+			out = append(out, vals)
+			return nil
+		})
+		return out, err
 	}
 	nc := len(o.fns)
 	// Row headers and cells (a cell is an interface value; what it points

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	osexec "os/exec"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -144,10 +146,28 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	}
 	allEdges, farFiltered, hop2Large := 0, 0, 0
 	edgesByCity := map[string]int{}
+	// The projections' rows, as streamed digests (rowDigest), and the
+	// first rows in the row executor's order (persons in load order, each
+	// one's distinct neighbours in edge order).
+	var allRows, farRows, hop2Rows rowDigest
+	var first10 [][]any
+	farAgeSum, cycles := 0, 0
+	edgesByFarCity := map[string]int{}
 	for i := range budgetPersons {
 		ns := out(i)
 		allEdges += len(ns)
 		edgesByCity["c"+strconv.Itoa(i%50)] += len(ns)
+		for _, d := range ns {
+			if slices.Contains(out(d), i) {
+				cycles++
+			}
+			farAgeSum += d % 90
+			edgesByFarCity["c"+strconv.Itoa(d%50)]++
+			allRows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d)})
+			if len(first10) < 10 {
+				first10 = append(first10, []any{"p" + strconv.Itoa(i), "c" + strconv.Itoa(d%50)})
+			}
+		}
 		if i%90 >= 10 {
 			continue
 		}
@@ -155,12 +175,18 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		for _, d := range ns {
 			if d%90 > 50 {
 				farFiltered++
+				farRows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d), d % 90})
 			}
 			seen[d] = true
 		}
 		for _, d := range ns {
 			for _, d2 := range out(d) {
 				seen[d2] = true
+			}
+		}
+		for d := range seen {
+			if d != i {
+				hop2Rows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d)})
 			}
 		}
 		hop2Large += len(seen) - 1
@@ -184,28 +210,50 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	for _, c := range cities[:3] {
 		topCities = append(topCities, []any{c, edgesByCity[c]})
 	}
+	// The same by the far end's city.
+	slices.SortFunc(cities, func(a, b string) int {
+		if d := edgesByFarCity[b] - edgesByFarCity[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	var topFarCities [][]any
+	for _, c := range cities[:3] {
+		topFarCities = append(topFarCities, []any{c, edgesByFarCity[c]})
+	}
 	cases := []struct {
 		name, src string
 		want      [][]any
 		slack     int64
+		stream    bool // the helper streams the rows and prints their digest
 	}{
-		{"key", `match { $p: Person { name: "p777" } } return { $p.age }`, [][]any{{777 % 90}}, budgetSlack},
-		{"2-hop", `match { $p: Person { name: "p777" }  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{len(reach)}}, budgetSlack},
-		{"filter count", `match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c }`, [][]any{{filterCount}}, budgetSlack},
+		{"key", `match { $p: Person { name: "p777" } } return { $p.age }`, [][]any{{777 % 90}}, budgetSlack, false},
+		{"2-hop", `match { $p: Person { name: "p777" }  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{len(reach)}}, budgetSlack, false},
+		{"filter count", `match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c }`, [][]any{{filterCount}}, budgetSlack, false},
 		{"group by", `match { $p: Person } return { $p.city, count($p) as c } order { c desc } limit 3`,
-			[][]any{{"c0", perCity}, {"c1", perCity}, {"c10", perCity}}, budgetSlack},
-		{"sum", `match { $p: Person  $p.age > 10 } return { sum($p.age) as s }`, [][]any{{sum}}, budgetSlack},
-		{"order limit", `match { $p: Person } return { $p.name, $p.age } order { $p.age desc } limit 5`, top5, budgetSlack},
+			[][]any{{"c0", perCity}, {"c1", perCity}, {"c10", perCity}}, budgetSlack, false},
+		{"sum", `match { $p: Person  $p.age > 10 } return { sum($p.age) as s }`, [][]any{{sum}}, budgetSlack, false},
+		{"order limit", `match { $p: Person } return { $p.name, $p.age } order { $p.age desc } limit 5`, top5, budgetSlack, false},
 		// Unanchored traversals (dense views, eval/dense.go): the issue's
 		// bound, budget + 200 MB.
-		{"all edges", `match { $p: Person  $p knows $f } return { count($f) as c }`, [][]any{{allEdges}}, traversalSlack},
-		{"far filter", `match { $p: Person  $p.age < 10  $p knows $f  $f.age > 50 } return { count($f) as c }`, [][]any{{farFiltered}}, traversalSlack},
-		{"edges by city", `match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc } limit 3`, topCities, traversalSlack},
-		{"2-hop large", `match { $p: Person  $p.age < 10  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{hop2Large}}, traversalSlack},
+		{"all edges", `match { $p: Person  $p knows $f } return { count($f) as c }`, [][]any{{allEdges}}, traversalSlack, false},
+		{"far filter", `match { $p: Person  $p.age < 10  $p knows $f  $f.age > 50 } return { count($f) as c }`, [][]any{{farFiltered}}, traversalSlack, false},
+		{"edges by city", `match { $p: Person  $p knows $f } return { $p.city, count($f) as c } order { c desc } limit 3`, topCities, traversalSlack, false},
+		{"2-hop large", `match { $p: Person  $p.age < 10  $p knows{1,2} $f } return { count($f) as c }`, [][]any{{hop2Large}}, traversalSlack, false},
+		// Projections of traversal rows (eval/dense_project.go), streamed.
+		{"project all edges", `match { $p: Person  $p knows $f } return { $p.name, $f.name }`, allRows.rows(), traversalSlack, true},
+		{"project far filter", `match { $p: Person  $p.age < 10  $p knows $f  $f.age > 50 } return { $p.name, $f.name, $f.age }`, farRows.rows(), traversalSlack, true},
+		{"project 2-hop", `match { $p: Person  $p.age < 10  $p knows{1,2} $f } return { $p.name, $f.name }`, hop2Rows.rows(), traversalSlack, true},
+		// Aggregates of the far end (eval/dense_aggregate.go).
+		{"edges by far city", `match { $p: Person  $p knows $f } return { $f.city, count($p) as c } order { c desc } limit 3`, topFarCities, traversalSlack, false},
+		{"far sum", `match { $p: Person  $p knows $f } return { sum($f.age) as s }`, [][]any{{farAgeSum}}, traversalSlack, false},
+		{"cycle", `match { $p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, [][]any{{cycles}}, traversalSlack, false},
+		{"edge variable", `match { $p: Person  $p $e:knows $f } return { count($e) as c }`, [][]any{{budgetPersons * budgetDegree}}, traversalSlack, false},
+		{"project limit", `match { $p: Person  $p knows $f } return { $p.name, $f.city } limit 10`, first10, traversalSlack, false},
 	}
 	for _, tc := range cases {
 		cmd := osexec.Command(bin, "-test.run=^TestQueryRSSHelper$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "OMNIGRAPH_RSS_HELPER="+dir, "OMNIGRAPH_RSS_QUERY="+tc.src)
+		cmd.Env = append(os.Environ(), "OMNIGRAPH_RSS_HELPER="+dir, "OMNIGRAPH_RSS_QUERY="+tc.src, "OMNIGRAPH_RSS_STREAM="+strconv.FormatBool(tc.stream))
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("%s: helper: %v\n%s", tc.name, err, out)
@@ -244,16 +292,59 @@ func TestQueryRSSHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := headPlan(t, g, "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }", "q")
-	res, _, err := g.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
+	var rows [][]any
+	if os.Getenv("OMNIGRAPH_RSS_STREAM") == "true" {
+		snap, err := g.Resolve(ctx, Target{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dg rowDigest
+		err = g.QueryStreamAt(ctx, snap, p, nil, func(ctx context.Context, st *eval.Stream) error {
+			return st.Each(ctx, func(row []any) error {
+				dg.add(row)
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = dg.rows()
+	} else {
+		res, _, err := g.Query(ctx, Target{}, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = res.Rows
 	}
-	b, err := json.Marshal(res.Rows)
+	b, err := json.Marshal(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Printf("%s\n%d\n", b, peakRSS(t))
 }
+
+// rowDigest sums a hash of each row's JSON: equal for the same rows in any
+// order, so a streamed result of a million rows is checked without holding
+// it (the language leaves the order of rows without `order` unspecified).
+type rowDigest struct {
+	n   int
+	sum uint64
+}
+
+func (d *rowDigest) add(row []any) {
+	b, err := json.Marshal(row)
+	if err != nil {
+		panic(err)
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	d.n++
+	d.sum += h.Sum64()
+}
+
+// rows is the digest as the helper prints it: one row of the row count and
+// the sum (as a string: JSON numbers lose its low bits).
+func (d *rowDigest) rows() [][]any { return [][]any{{d.n, strconv.FormatUint(d.sum, 16)}} }
 
 // peakRSS returns this process's peak resident set (VmHWM, bytes). Not
 // getrusage from the parent: a child's ru_maxrss starts from its parent's

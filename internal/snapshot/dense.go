@@ -226,54 +226,40 @@ func NewDenseNodes(typ string, ids []string) *DenseNodes {
 
 // NewDenseAdjacency is DenseAdjacency over edge ends held in memory.
 func NewDenseAdjacency(src, dst []string, from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
-	var e denseEdges
-	if err := mem.Charge(8 * int64(len(src))); err != nil {
+	b, err := newCSRBuilder(from.Len(), to.Len(), int64(len(src)), wantOut, wantIn, mem)
+	if err != nil {
 		return nil, nil, err
 	}
-	defer mem.Release(8 * int64(len(src)))
 	for i := range src {
-		e.add(from, to, src[i], dst[i])
+		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
+			b.count(s, d, mem)
+		}
 	}
-	return e.csrs(from, to, wantOut, wantIn, mem)
+	again, err := b.grow(mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range src {
+		if !again {
+			break
+		}
+		if s, d, ok := resolveEdge(from, to, src[i], dst[i]); ok {
+			if err := b.place(s, d); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return b.finish()
 }
 
-// denseEdges collects the resolved ends of an edge table's live edges.
-type denseEdges struct{ srcs, dsts []int32 }
-
-// add keeps the edge from id a to id b when both are live rows.
-func (e *denseEdges) add(from, to *DenseNodes, a, b string) {
-	s, ok := from.Row(a)
-	if !ok {
-		return
+// resolveEdge returns the rows of the edge from id a to id b when both are
+// live rows.
+func resolveEdge(from, to *DenseNodes, a, b string) (s, d int32, ok bool) {
+	if s, ok = from.Row(a); !ok {
+		return 0, 0, false
 	}
-	if d, ok := to.Row(b); ok {
-		e.srcs = append(e.srcs, s)
-		e.dsts = append(e.dsts, d)
-	}
-}
-
-// csrs groups the edges into the CSRs asked for, in place: the arrays of
-// the first one asked for become its CSR (no copy; the other direction, if
-// also asked for, sorts copies).
-func (e *denseEdges) csrs(from, to *DenseNodes, wantOut, wantIn bool, mem *limits.Budget) (out, in *DenseCSR, err error) {
-	srcs, dsts := e.srcs, e.dsts
-	e.srcs, e.dsts = nil, nil
-	if wantOut && wantIn {
-		if err := mem.Charge(8 * int64(len(srcs))); err != nil {
-			return nil, nil, err
-		}
-		in, err = groupInPlace(slices.Clone(dsts), slices.Clone(srcs), to.Len(), mem)
-		if err != nil {
-			return nil, nil, err
-		}
-	} else if wantIn {
-		in, err = groupInPlace(dsts, srcs, to.Len(), mem)
-		return nil, in, err
-	}
-	if wantOut {
-		out, err = groupInPlace(srcs, dsts, from.Len(), mem)
-	}
-	return out, in, err
+	d, ok = to.Row(b)
+	return s, d, ok
 }
 
 // noteOffsets records the physical offsets of a batch of rows starting at
@@ -369,7 +355,9 @@ func (s *Snapshot) DenseMask(ctx context.Context, d *DenseNodes, o *query.Scan, 
 }
 
 // DenseCSR is one direction of an edge table over dense rows: the far rows
-// of near row k are far[off[k]:off[k+1]], in no particular order. Edges
+// of near row k are far[off[k]:off[k+1]], in edge storage order (the order
+// of the image's EdgeTable.Out/In, which the row executor walks; a dense
+// projection emits rows in that order). Edges
 // with an end that is not a live row are left out (a walk skips them).
 type DenseCSR struct {
 	off []int32
@@ -420,48 +408,25 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 			}
 		}
 	}()
-	n := st.Rows()
-	// The resolved ends while streaming, then the CSRs.
-	if err := mem.Charge(8 * n); err != nil {
-		return nil, nil, err
-	}
-	defer mem.Release(8 * n)
-	e := denseEdges{srcs: make([]int32, 0, n), dsts: make([]int32, 0, n)}
-	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{"src", "dst"}})
+	b, err := newCSRBuilder(from.Len(), to.Len(), st.Rows(), wantOut, wantIn, mem)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer sc.Close()
-	var srcIDs []string
-	for sc.Next() {
-		rec := sc.Record()
-		srcIDs = srcIDs[:0]
-		if err := eachString(rec.Column(0), func(id string) error {
-			srcIDs = append(srcIDs, id)
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-		k := 0
-		if err := eachString(rec.Column(1), func(id string) error {
-			e.add(from, to, srcIDs[k], id)
-			k++
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-		if len(e.srcs) > int(n) { // more rows than the state counted
-			if err := mem.Charge(8 * (int64(len(e.srcs)) - n)); err != nil {
-				return nil, nil, err
-			}
-			defer mem.Release(8 * (int64(len(e.srcs)) - n))
-			n = int64(len(e.srcs))
-		}
-	}
-	if err := sc.Err(); err != nil {
+	// One pass over the src and dst columns, and a second for a direction
+	// whose edges are not stored in its near rows' order (dense_csr.go).
+	if err := s.eachEdge(ctx, st, from, to, func(s, d int32) error { b.count(s, d, mem); return nil }); err != nil {
 		return nil, nil, err
 	}
-	o, i, err := e.csrs(from, to, wantOut, wantIn, mem)
+	again, err := b.grow(mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	if again {
+		if err := s.eachEdge(ctx, st, from, to, b.place); err != nil {
+			return nil, nil, err
+		}
+	}
+	o, i, err := b.finish()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -474,40 +439,38 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 	return out, in, nil
 }
 
-// groupInPlace turns the edges (near[e], far[e]) into the CSR by near row
-// (rows near rows): an in-place counting sort (American flag sort) permutes
-// far along with near, so the CSR takes no second copy of the edges; near
-// is dropped. The order of the far rows of one near row is unspecified
-// (walks deduplicate and count, so it never shows).
-func groupInPlace(near, far []int32, rows int, mem *limits.Budget) (*DenseCSR, error) {
-	if err := mem.Charge(8 * int64(rows+1)); err != nil {
-		return nil, err
+// eachEdge calls fn with the rows of both ends of every live edge of table
+// state st whose ends are live rows of from and to, in storage order, read
+// by one scan of the src and dst columns.
+func (s *Snapshot) eachEdge(ctx context.Context, st *table.State, from, to *DenseNodes, fn func(s, d int32) error) error {
+	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: []string{"src", "dst"}})
+	if err != nil {
+		return err
 	}
-	defer mem.Release(4 * int64(rows+1))
-	off := make([]int32, rows+1)
-	for _, k := range near {
-		off[k+1]++
-	}
-	for i := 1; i <= rows; i++ {
-		off[i] += off[i-1]
-	}
-	next := slices.Clone(off[:rows]) // the next unsorted slot of each group
-	for k := range rows {
-		for next[k] < off[k+1] {
-			i := next[k]
-			b := near[i]
-			if b == int32(k) {
-				next[k]++
-				continue
+	defer sc.Close()
+	var srcIDs []string
+	for sc.Next() {
+		rec := sc.Record()
+		srcIDs = srcIDs[:0]
+		if err := eachString(rec.Column(0), func(id string) error {
+			srcIDs = append(srcIDs, id)
+			return nil
+		}); err != nil {
+			return err
+		}
+		k := 0
+		if err := eachString(rec.Column(1), func(id string) error {
+			a := srcIDs[k]
+			k++
+			if sr, dr, ok := resolveEdge(from, to, a, id); ok {
+				return fn(sr, dr)
 			}
-			// Send element i to its group's next slot, take that one back.
-			j := next[b]
-			next[b]++
-			near[i], near[j] = near[j], near[i]
-			far[i], far[j] = far[j], far[i]
+			return nil
+		}); err != nil {
+			return err
 		}
 	}
-	return &DenseCSR{off: off, far: far}, nil
+	return sc.Err()
 }
 
 // PreferDense reports whether a traversal plan that the partial paths

@@ -1,0 +1,188 @@
+package eval
+
+import (
+	"math"
+
+	"github.com/omnigraph-go/omnigraph/internal/limits"
+)
+
+// denseColumn is one property of a node type over its dense rows (row
+// order of snapshot.DenseNodes), held typed rather than boxed: a fixed
+// width value per row in words (int64, int32, uint64, float64, bool by
+// their bits), or strings in one byte arena, with a validity bitmap; only
+// values of another dynamic type (blobs, lists) are kept boxed. A dense
+// projection reads the cells of the rows it emits from it; every byte is
+// charged to the query's budget before it is allocated.
+type denseColumn struct {
+	kind  cellKind
+	valid []uint64 // bit i set: row i is not null
+	words []uint64
+	arena []byte
+	ends  []uint32 // ends[i] is the end of row i's string in arena
+	boxed []any
+	mem   *limits.Budget
+	rows  int // rows of the node type
+	n     int // rows appended
+	// arenaCharged is the arena capacity charged so far.
+	arenaCharged int
+}
+
+// cellKind is the dynamic type of a denseColumn's values.
+type cellKind uint8
+
+const (
+	cellNone cellKind = iota // no non-null value yet
+	cellInt64
+	cellInt32
+	cellUint64
+	cellFloat64
+	cellBool
+	cellString
+	cellBoxed
+)
+
+// boxedCellBytes is what a boxed cell is charged: the interface value and
+// a small payload.
+const boxedCellBytes = 48
+
+func kindOf(v any) cellKind {
+	switch v.(type) {
+	case int64:
+		return cellInt64
+	case int32:
+		return cellInt32
+	case uint64:
+		return cellUint64
+	case float64:
+		return cellFloat64
+	case bool:
+		return cellBool
+	case string:
+		return cellString
+	}
+	return cellBoxed
+}
+
+// newDenseColumn returns an empty column for rows rows, its validity
+// bitmap charged.
+func newDenseColumn(rows int, mem *limits.Budget) *denseColumn {
+	charge(mem, 8*int64((rows+63)/64))
+	return &denseColumn{valid: make([]uint64, (rows+63)/64), mem: mem, rows: rows}
+}
+
+// append adds the value of the next row (nil for null).
+func (c *denseColumn) append(v any) {
+	i := c.n
+	c.n++
+	if v == nil {
+		switch c.kind {
+		case cellNone: // nothing held until the first value
+		case cellString:
+			c.ends = append(c.ends, uint32(len(c.arena)))
+		case cellBoxed:
+			c.boxed = append(c.boxed, nil)
+		default:
+			c.words = append(c.words, 0)
+		}
+		return
+	}
+	k := kindOf(v)
+	if c.kind == cellNone {
+		c.start(k, i)
+	} else if k != c.kind && c.kind != cellBoxed {
+		c.toBoxed(i)
+	}
+	c.valid[i>>6] |= 1 << (i & 63)
+	switch c.kind {
+	case cellString:
+		s := v.(string)
+		if need := len(c.arena) + len(s); need > c.arenaCharged {
+			grow := max(2*c.arenaCharged, need, 1<<16)
+			charge(c.mem, int64(grow-c.arenaCharged))
+			c.arena = append(make([]byte, 0, grow), c.arena...)
+			c.arenaCharged = grow
+		}
+		c.arena = append(c.arena, s...)
+		c.ends = append(c.ends, uint32(len(c.arena)))
+	case cellBoxed:
+		c.boxed = append(c.boxed, v)
+	default:
+		c.words = append(c.words, wordOf(v))
+	}
+}
+
+// start fixes the column's kind at its first value, of row i (the rows
+// before it were null), and charges and makes what it holds for every row.
+func (c *denseColumn) start(k cellKind, i int) {
+	switch k {
+	case cellString:
+		charge(c.mem, 4*int64(c.rows))
+		c.ends = make([]uint32, i, c.rows)
+	case cellBoxed:
+		charge(c.mem, boxedCellBytes*int64(c.rows))
+		c.boxed = make([]any, i, c.rows)
+	default:
+		charge(c.mem, 8*int64(c.rows))
+		c.words = make([]uint64, i, c.rows)
+	}
+	c.kind = k
+}
+
+// toBoxed turns a column whose values turned out to be of several dynamic
+// types into boxed cells, before row i.
+func (c *denseColumn) toBoxed(i int) {
+	charge(c.mem, boxedCellBytes*int64(c.rows))
+	boxed := make([]any, i, c.rows)
+	for r := range i {
+		boxed[r] = c.value(int32(r))
+	}
+	c.mem.Release(8*int64(cap(c.words)) + 4*int64(cap(c.ends)) + int64(c.arenaCharged))
+	c.words, c.ends, c.arena, c.arenaCharged = nil, nil, nil, 0
+	c.boxed, c.kind = boxed, cellBoxed
+}
+
+func wordOf(v any) uint64 {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x)
+	case int32:
+		return uint64(int64(x))
+	case uint64:
+		return x
+	case float64:
+		return math.Float64bits(x)
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 0
+}
+
+// value returns row i's value in the value model (nil for null).
+func (c *denseColumn) value(i int32) any {
+	if c.valid[i>>6]&(1<<(i&63)) == 0 {
+		return nil
+	}
+	switch c.kind {
+	case cellString:
+		lo := uint32(0)
+		if i > 0 {
+			lo = c.ends[i-1]
+		}
+		return string(c.arena[lo:c.ends[i]])
+	case cellBoxed:
+		return c.boxed[i]
+	case cellInt64:
+		return int64(c.words[i])
+	case cellInt32:
+		return int32(int64(c.words[i]))
+	case cellUint64:
+		return c.words[i]
+	case cellFloat64:
+		return math.Float64frombits(c.words[i])
+	case cellBool:
+		return c.words[i] != 0
+	}
+	return nil
+}
