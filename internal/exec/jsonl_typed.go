@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // The typed record form. A bulk load of the usual types (scalar
@@ -173,7 +174,7 @@ func typedCell(t schema.Type, m *jsonMember) (table.Cell, bool) {
 func numberCell(k schema.Kind, text string) (table.Cell, bool) {
 	switch k {
 	case schema.KindI32, schema.KindI64:
-		if !digits(strings.TrimPrefix(text, "-")) {
+		if !value.Digits(strings.TrimPrefix(text, "-")) {
 			return table.Cell{}, false
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
@@ -182,7 +183,7 @@ func numberCell(k schema.Kind, text string) (table.Cell, bool) {
 		}
 		return table.IntCell(n), true
 	case schema.KindU32, schema.KindU64:
-		if !digits(text) {
+		if !value.Digits(text) {
 			return table.Cell{}, false
 		}
 		n, err := strconv.ParseUint(text, 10, 64)
@@ -202,18 +203,6 @@ func numberCell(k schema.Kind, text string) (table.Cell, bool) {
 		return table.FloatCell(f), true
 	}
 	return table.Cell{}, false
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // newCells returns n null cells, from the reader's cell arena when it has

@@ -51,7 +51,6 @@ type searchCorpus struct {
 
 func newSearchCorpus(n, dim int) *searchCorpus {
 	r := rand.New(rand.NewPCG(11, 13))
-	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, 4999)
 	cent := make([][]float32, 256)
 	for c := range cent {
 		cent[c] = make([]float32, dim)
@@ -60,16 +59,9 @@ func newSearchCorpus(n, dim int) *searchCorpus {
 		}
 	}
 	c := &searchCorpus{n: n, dim: dim, bios: make([]string, n), vecs: make([]float32, n*dim)}
-	var bio bytes.Buffer
+	bio := fixture.PeerBios()
 	for i := range n {
-		bio.Reset()
-		for k := range 12 {
-			if k > 0 {
-				bio.WriteByte(' ')
-			}
-			bio.WriteString(fixture.PeerWord(int(zipf.Uint64())))
-		}
-		c.bios[i] = bio.String()
+		c.bios[i] = bio()
 		ce := cent[r.IntN(len(cent))]
 		for k := range dim {
 			c.vecs[i*dim+k] = ce[k] + 0.3*float32(r.NormFloat64())

@@ -65,8 +65,12 @@ func numberText(raw any) (string, bool) {
 }
 
 // isIntegerText reports whether s is a JSON integer literal: -?[0-9]+.
-func isIntegerText(s string) bool {
-	s = strings.TrimPrefix(s, "-")
+func isIntegerText(s string) bool { return Digits(strings.TrimPrefix(s, "-")) }
+
+// Digits reports whether s is one or more ASCII digits: an unsigned JSON
+// integer literal (the bulk load's typed path checks literals with it
+// before it parses them as the rules here would).
+func Digits(s string) bool {
 	if s == "" {
 		return false
 	}
