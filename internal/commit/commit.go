@@ -71,7 +71,14 @@ func formatOf(tables map[string]string) int {
 const commitPrefix = "commits/"
 
 // CommitKey returns the object key of a commit.
-func CommitKey(id ID) string { return commitPrefix + id.String() + ".json" }
+func CommitKey(id ID) string {
+	// One allocation: the key is built on every warm read of a commit.
+	b := make([]byte, len(commitPrefix), len(commitPrefix)+ulid.EncodedSize+len(".json"))
+	copy(b, commitPrefix)
+	b = b[:len(commitPrefix)+ulid.EncodedSize]
+	_ = id.MarshalTextTo(b[len(commitPrefix):]) // cannot fail: the buffer has EncodedSize bytes
+	return string(append(b, ".json"...))
+}
 
 // Commit is one immutable node of the history DAG. It names the complete
 // state of the graph: the schema and every table's state object.
@@ -298,14 +305,13 @@ func sizeOf(c *Commit, encoded int) int64 {
 // INVARIANT: every read and write resolves its commit through this check
 // (TestCheckTables; the byte-flip tests of the root package).
 func CheckTables(c *Commit, want map[string]string) error {
-	key := CommitKey(c.ID)
 	for name, sk := range c.Tables {
 		prefix, ok := want[name]
 		if !ok {
-			return corrupt(key, "table map names %q, which its schema %s does not declare", name, c.Schema)
+			return corrupt(CommitKey(c.ID), "table map names %q, which its schema %s does not declare", name, c.Schema)
 		}
 		if !strings.HasPrefix(sk, prefix) || len(sk) == len(prefix) {
-			return corrupt(key, "table %q has state key %q outside %s", name, sk, prefix)
+			return corrupt(CommitKey(c.ID), "table %q has state key %q outside %s", name, sk, prefix)
 		}
 	}
 	if len(c.Tables) != len(want) {
@@ -316,7 +322,7 @@ func CheckTables(c *Commit, want map[string]string) error {
 			}
 		}
 		slices.Sort(missing)
-		return corrupt(key, "table map lacks %s, declared by its schema %s", strings.Join(missing, ", "), c.Schema)
+		return corrupt(CommitKey(c.ID), "table map lacks %s, declared by its schema %s", strings.Join(missing, ", "), c.Schema)
 	}
 	return nil
 }

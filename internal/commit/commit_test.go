@@ -1,6 +1,8 @@
 package commit
 
 import (
+	"github.com/oklog/ulid/v2"
+
 	"errors"
 	"strings"
 	"testing"
@@ -139,5 +141,19 @@ func TestValidateBranchName(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrInvalidBranch) {
 			t.Errorf("ValidateBranchName(%q) error %v is not ErrInvalidBranch", tt.name, err)
 		}
+	}
+}
+
+// TestCommitKeyForm pins CommitKey's one-allocation build to the plain
+// "commits/<ulid>.json" spelling that every stored graph uses.
+func TestCommitKeyForm(t *testing.T) {
+	for _, id := range []ID{{}, ulid.MustParse("01J0000000000000000000000Z"), ulid.Make(), ulid.Make()} {
+		if got, want := CommitKey(id), "commits/"+id.String()+".json"; got != want {
+			t.Fatalf("CommitKey(%s) = %q, want %q", id, got, want)
+		}
+	}
+	id := ulid.Make()
+	if n := testing.AllocsPerRun(100, func() { _ = CommitKey(id) }); n > 1 {
+		t.Fatalf("CommitKey allocates %v times, want 1", n)
 	}
 }
