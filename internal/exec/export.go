@@ -45,35 +45,38 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 			return ok && et.Name == name
 		})
 	}
+	// Tables stream a row group at a time (snapshot.ScanBatches): an export
+	// holds one batch of rows, not the graph, and builds no image.
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	for _, nt := range cat.Nodes {
 		if !want(nt.Name) {
 			continue
 		}
-		tab, err := snap.Nodes(ctx, nt.Name)
+		err := snap.ScanBatches(ctx, snapshot.NodeKey(nt.Name), nt.Props, false, func(b *snapshot.Batch) error {
+			for i := range b.Len() {
+				id := b.ID(i)
+				line = append(line[:0], `{"type":`...)
+				line = value.AppendJSONString(line, nt.Name)
+				line = append(line, `,"data":{`...)
+				first := true
+				if len(nt.Key) == 0 {
+					line = append(line, `"id":`...)
+					line = value.AppendJSONString(line, id)
+					first = false
+				}
+				var err error
+				if line, err = appendProps(line, nt.Props, b, i, first); err != nil {
+					return fmt.Errorf("export %s '%s': %w", nt.Name, id, err)
+				}
+				line = append(line, "}}\n"...)
+				if _, err := bw.Write(line); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		for i, id := range tab.IDs {
-			line = append(line[:0], `{"type":`...)
-			line = value.AppendJSONString(line, nt.Name)
-			line = append(line, `,"data":{`...)
-			first := true
-			if len(nt.Key) == 0 {
-				line = append(line, `"id":`...)
-				line = value.AppendJSONString(line, id)
-				first = false
-			}
-			if line, err = appendProps(line, nt.Props, func(p string) any { return tab.Value(i, p) }, first); err != nil {
-				return fmt.Errorf("export %s '%s': %w", nt.Name, id, err)
-			}
-			line = append(line, "}}\n"...)
-			if _, err := bw.Write(line); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
@@ -81,50 +84,56 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 		if !want(et.Name) {
 			continue
 		}
-		tab, err := snap.Edges(ctx, et.Name)
+		err := snap.ScanBatches(ctx, snapshot.EdgeKey(et.Name), et.Props, true, func(b *snapshot.Batch) error {
+			for i := range b.Len() {
+				id := b.ID(i)
+				line = append(line[:0], `{"edge":`...)
+				line = value.AppendJSONString(line, et.Name)
+				line = append(line, `,"from":`...)
+				line = value.AppendJSONString(line, b.Src(i))
+				line = append(line, `,"to":`...)
+				line = value.AppendJSONString(line, b.Dst(i))
+				line = append(line, `,"data":{"id":`...)
+				line = value.AppendJSONString(line, id)
+				var err error
+				if line, err = appendProps(line, et.Props, b, i, false); err != nil {
+					return fmt.Errorf("export %s '%s': %w", et.Name, id, err)
+				}
+				line = append(line, "}}\n"...)
+				if _, err := bw.Write(line); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		for i, id := range tab.IDs {
-			line = append(line[:0], `{"edge":`...)
-			line = value.AppendJSONString(line, et.Name)
-			line = append(line, `,"from":`...)
-			line = value.AppendJSONString(line, tab.Src[i])
-			line = append(line, `,"to":`...)
-			line = value.AppendJSONString(line, tab.Dst[i])
-			line = append(line, `,"data":{"id":`...)
-			line = value.AppendJSONString(line, id)
-			if line, err = appendProps(line, et.Props, func(p string) any { return tab.Value(i, p) }, false); err != nil {
-				return fmt.Errorf("export %s '%s': %w", et.Name, id, err)
-			}
-			line = append(line, "}}\n"...)
-			if _, err := bw.Write(line); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-func appendProps(line []byte, props []*schema.Property, get func(string) any, first bool) ([]byte, error) {
-	for _, p := range props {
-		v := get(p.Name)
-		if v == nil {
-			continue
-		}
+// appendProps appends row i's non-null properties of b as JSON members
+// (a comma first unless first).
+func appendProps(line []byte, props []*schema.Property, b *snapshot.Batch, i int, first bool) ([]byte, error) {
+	for k, p := range props {
+		// The member's name goes in first and is taken back for a null.
+		mark := len(line)
 		if !first {
 			line = append(line, ',')
 		}
-		first = false
 		line = value.AppendJSONString(line, p.Name)
 		line = append(line, ':')
+		var ok bool
 		var err error
-		if line, err = value.AppendExportJSON(line, p.Type, v); err != nil {
+		if line, ok, err = b.AppendExport(line, i, k); err != nil {
 			return nil, err
 		}
+		if !ok {
+			line = line[:mark]
+			continue
+		}
+		first = false
 	}
 	return line, nil
 }

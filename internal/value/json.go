@@ -217,6 +217,10 @@ func asFloat64(v any) (float64, bool) {
 // (-5, 16], scientific notation ("1e21", "1.5e-7") outside it. Non-finite
 // values, which JSON cannot carry, become the strings "NaN", "Infinity" and
 // "-Infinity".
+// AppendJSONFloat appends f as the JSON export writes a float (NaN and the
+// infinities as strings, an integral value with ".0").
+func AppendJSONFloat(dst []byte, f float64) []byte { return appendJSONFloat(dst, f) }
+
 func appendJSONFloat(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -278,39 +282,48 @@ func appendJSONFloat(dst []byte, f float64) []byte {
 func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	// Runs of bytes that need no escaping are copied whole.
+	run := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[run:i]...)
+			switch c {
+			case '"':
 				dst = append(dst, '\\', '"')
-			case c == '\\':
+			case '\\':
 				dst = append(dst, '\\', '\\')
-			case c == '\n':
+			case '\n':
 				dst = append(dst, '\\', 'n')
-			case c == '\r':
+			case '\r':
 				dst = append(dst, '\\', 'r')
-			case c == '\t':
+			case '\t':
 				dst = append(dst, '\\', 't')
-			case c == '\b':
+			case '\b':
 				dst = append(dst, '\\', 'b')
-			case c == '\f':
+			case '\f':
 				dst = append(dst, '\\', 'f')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			default:
-				dst = append(dst, c)
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
+			run = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[run:i]...)
 			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
+			i++
+			run = i
+			continue
 		}
 		i += size
 	}
+	dst = append(dst, s[run:]...)
 	return append(dst, '"')
 }
