@@ -18,7 +18,6 @@ import (
 func TestScanBatchesMatchImage(t *testing.T) {
 	ctx := context.Background()
 	g, _, rng := peopleGraph(t, Options{NoAutoCompact: true}, 7, 25, 40)
-	plans := map[string]string{"ins": "insert_person", "set": "set_age", "del": "remove_person", "friend": "add_friend", "unfriend": "remove_friendship"}
 	compare := func(step string) {
 		t.Helper()
 		snap := resolve(t, g, Target{})
@@ -88,24 +87,7 @@ func TestScanBatchesMatchImage(t *testing.T) {
 	}
 	dvs := 0
 	for step := range 40 {
-		name := fmt.Sprintf("n%d", rng.IntN(25))
-		other := fmt.Sprintf("n%d", rng.IntN(25))
-		var op string
-		var params map[string]any
-		switch rng.IntN(6) {
-		case 0, 1:
-			op, params = "ins", map[string]any{"name": name, "age": rng.IntN(90)}
-		case 2:
-			op, params = "set", map[string]any{"name": name, "age": rng.IntN(90)}
-		case 3:
-			op, params = "del", map[string]any{"name": name}
-		case 4:
-			op, params = "friend", map[string]any{"from": name, "to": other}
-		default:
-			op, params = "unfriend", map[string]any{"from": name}
-		}
-		// Referential errors (a friend that does not exist) are expected.
-		_, _ = g.Mutate(ctx, "main", engPlan(t, g, plans[op]), params, MutateOptions{})
+		randomPeopleWrite(t, g, rng)
 		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
 			_, n := stateWithDVs(t, snap, tk)

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
@@ -20,26 +21,8 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 	// is dropped instead).
 	g, _, rng := peopleGraph(t, Options{NoAutoCompact: true}, 5, 25, 40)
 	dvs := 0
-	plans := map[string]string{"ins": "insert_person", "set": "set_age", "del": "remove_person", "friend": "add_friend", "unfriend": "remove_friendship"}
 	for step := range 60 {
-		name := fmt.Sprintf("n%d", rng.IntN(25))
-		other := fmt.Sprintf("n%d", rng.IntN(25))
-		var op string
-		var params map[string]any
-		switch rng.IntN(6) {
-		case 0, 1:
-			op, params = "ins", map[string]any{"name": name, "age": rng.IntN(90)}
-		case 2:
-			op, params = "set", map[string]any{"name": name, "age": rng.IntN(90)}
-		case 3:
-			op, params = "del", map[string]any{"name": name}
-		case 4:
-			op, params = "friend", map[string]any{"from": name, "to": other}
-		default:
-			op, params = "unfriend", map[string]any{"from": name}
-		}
-		// Referential errors (a friend that does not exist) are expected.
-		_, _ = g.Mutate(ctx, "main", engPlan(t, g, plans[op]), params, MutateOptions{})
+		randomPeopleWrite(t, g, rng)
 		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
 			state, n := stateWithDVs(t, snap, tk)
@@ -56,4 +39,30 @@ func TestImageAssemblyMatchesScan(t *testing.T) {
 	if dvs == 0 {
 		t.Fatal("no state had a deletion vector: the test is vacuous")
 	}
+}
+
+// randomPeopleWrite makes one random write to a peopleGraph: an insert,
+// keyed update or delete of a person, or an added or removed friendship.
+// Referential errors (a friend that does not exist) are expected and
+// ignored.
+func randomPeopleWrite(t *testing.T, g *Graph, rng *rand.Rand) {
+	t.Helper()
+	plans := map[string]string{"ins": "insert_person", "set": "set_age", "del": "remove_person", "friend": "add_friend", "unfriend": "remove_friendship"}
+	name := fmt.Sprintf("n%d", rng.IntN(25))
+	other := fmt.Sprintf("n%d", rng.IntN(25))
+	var op string
+	var params map[string]any
+	switch rng.IntN(6) {
+	case 0, 1:
+		op, params = "ins", map[string]any{"name": name, "age": rng.IntN(90)}
+	case 2:
+		op, params = "set", map[string]any{"name": name, "age": rng.IntN(90)}
+	case 3:
+		op, params = "del", map[string]any{"name": name}
+	case 4:
+		op, params = "friend", map[string]any{"from": name, "to": other}
+	default:
+		op, params = "unfriend", map[string]any{"from": name}
+	}
+	_, _ = g.Mutate(context.Background(), "main", engPlan(t, g, plans[op]), params, MutateOptions{})
 }
