@@ -136,30 +136,29 @@ func isEdgeSchema(schema Schema) bool {
 var fidxWriteVersion byte = fidxVersion
 
 // encodeFragmentIndex builds the index object of rec (a record of schema).
+// It works on row numbers into rec's Arrow columns, never on copies of
+// the keys: a section is its rows in key order ([]int32, nothing for the
+// collector to scan), and blocks read the strings from the columns.
 func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	version := fidxWriteVersion
 	secs := indexedSections(schema)
 	n := int(rec.NumRows())
 	col := func(name string) *array.String { return rec.Column(schema.Index(name)).(*array.String) }
-	var sorted [][]fidxEntry
-	for _, k := range secs {
-		ents := make([]fidxEntry, n)
+	cols := make([]fidxColumns, len(secs))
+	for si, k := range secs {
 		switch k {
 		case SectionID:
-			ids := col(KeyColumn)
-			for i := range n {
-				ents[i] = fidxEntry{key: ids.Value(i), off: int64(i)}
-			}
-		case SectionSrc, SectionDst:
-			near, far := col("src"), col("dst")
-			if k == SectionDst {
-				near, far = far, near
-			}
-			for i := range n {
-				ents[i] = fidxEntry{key: near.Value(i), off: int64(i), far: far.Value(i)}
-			}
+			cols[si].key = col(KeyColumn)
+		case SectionSrc:
+			cols[si].key, cols[si].far = col("src"), col("dst")
+		case SectionDst:
+			cols[si].key, cols[si].far = col("dst"), col("src")
 		}
-		sorted = append(sorted, sortFidxEntries(ents))
+	}
+	var scratch fidxScratch
+	sorted := make([][]int32, len(secs))
+	for si := range secs {
+		sorted[si] = scratch.sortRows(cols[si].key, n)
 	}
 
 	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
@@ -167,24 +166,27 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	// (about 10 bytes an entry a section, plus the Bloom filters), header
 	// space first: growing it by doubling copied it log(size) times.
 	out := make([]byte, headLen, headLen+len(secs)*(n*12+n*fidxBitsPerKey/8+4096))
-	var scratch fidxScratch
 	hdr := make([]fidxSection, len(secs))
-	for si, ents := range sorted {
+	for si, rows := range sorted {
 		h := &hdr[si]
-		h.kind, h.entries = secs[si], uint32(len(ents))
+		keys := cols[si].key
+		h.kind, h.entries = secs[si], uint32(len(rows))
 		// Bloom filter.
-		h.bloomBlocks = uint32(max(1, (len(ents)*fidxBitsPerKey+511)/512))
+		h.bloomBlocks = uint32(max(1, (len(rows)*fidxBitsPerKey+511)/512))
 		h.bloomOff = int64(len(out))
 		// The filter is built in place: its units (block, CRC) are laid
 		// out in the object, the CRCs written once every key is in.
 		bloomAt := len(out)
 		out = append(out, make([]byte, int(h.bloomBlocks)*fidxBloomUnit)...)
 		bloom := out[bloomAt:]
-		for i, e := range ents {
-			if i > 0 && ents[i-1].key == e.key {
+		prev := ""
+		for i, r := range rows {
+			k := keys.Value(int(r))
+			if i > 0 && prev == k {
 				continue
 			}
-			blk, bits := bloomBits(e.key, h.bloomBlocks)
+			prev = k
+			blk, bits := bloomBits(k, h.bloomBlocks)
 			b := bloom[blk*fidxBloomUnit : blk*fidxBloomUnit+fidxBloomBlock]
 			for _, bit := range bits {
 				b[bit/8] |= 1 << (bit % 8)
@@ -196,12 +198,12 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 		}
 		// Blocks, then the directory naming them.
 		dir := scratch.dir[:0]
-		dir = binary.AppendUvarint(dir, uint64((len(ents)+fidxBlockRows-1)/fidxBlockRows))
-		prev := ""
-		for lo := 0; lo < len(ents); lo += fidxBlockRows {
+		dir = binary.AppendUvarint(dir, uint64((len(rows)+fidxBlockRows-1)/fidxBlockRows))
+		prev = ""
+		for lo := 0; lo < len(rows); lo += fidxBlockRows {
 			off := len(out)
-			out = scratch.appendBlock(out, ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID, version >= 2)
-			k := ents[lo].key
+			out = scratch.appendBlock(out, cols[si], rows[lo:min(lo+fidxBlockRows, len(rows))], version >= 2)
+			k := keys.Value(int(rows[lo]))
 			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(out)-off))
@@ -260,55 +262,61 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 	return mask
 }
 
-// encodeFidxBlock encodes up to fidxBlockRows sorted entries. Unpacked
-// (version 1): count, then per entry (shared prefix with the previous key,
-// suffix, offset[, far]), then a CRC-32C of the block. Packed (version 2):
-// a flags byte (fidxDeltaOffsets), then one zstd frame of the columns —
-// count; per entry shared prefix and suffix; per entry offset (zigzag delta
-// from the previous one when the flag is set); per entry far end — then a
-// CRC-32C of flags and frame. Columns compress far better than rows (the
-// far ends and offsets of a section look alike), and a block stays one
-// ranged read.
-func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
-	var s fidxScratch
-	return s.appendBlock(nil, ents, far, packed)
+// fidxColumns are the columns of one section: the sorted one and, for
+// the adjacency sections, the far end.
+type fidxColumns struct {
+	key, far *array.String
 }
 
 // fidxScratch holds the buffers encodeFragmentIndex reuses from block to
-// block.
+// block and section to section.
 type fidxScratch struct {
 	raw, plain, delta, dir []byte
+	ords, tmp              []fidxOrd
 }
 
-// appendBlock appends encodeFidxBlock(ents, far, packed) to b.
-func (sc *fidxScratch) appendBlock(b []byte, ents []fidxEntry, far, packed bool) []byte {
+// appendBlock appends to b the block of up to fidxBlockRows rows of one
+// section, in key order. Unpacked (version 1): count, then per entry
+// (shared prefix with the previous key, suffix, offset[, far]), then a
+// CRC-32C of the block. Packed (version 2): a flags byte
+// (fidxDeltaOffsets), then one zstd frame of the columns — count; per
+// entry shared prefix and suffix; per entry offset (zigzag delta from the
+// previous one when the flag is set); per entry far end — then a CRC-32C
+// of flags and frame. Columns compress far better than rows (the far ends
+// and offsets of a section look alike), and a block stays one ranged
+// read. An entry's offset is its row.
+func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, packed bool) []byte {
 	start := len(b)
+	far := cols.far != nil
 	if !packed {
-		b = binary.AppendUvarint(b, uint64(len(ents)))
+		b = binary.AppendUvarint(b, uint64(len(rows)))
 		prev := ""
-		for _, e := range ents {
-			b = appendPrefixed(b, prev, e.key)
-			b = binary.AppendUvarint(b, uint64(e.off))
+		for _, r := range rows {
+			k := cols.key.Value(int(r))
+			b = appendPrefixed(b, prev, k)
+			b = binary.AppendUvarint(b, uint64(r))
 			if far {
-				b = binary.AppendUvarint(b, uint64(len(e.far)))
-				b = append(b, e.far...)
+				f := cols.far.Value(int(r))
+				b = binary.AppendUvarint(b, uint64(len(f)))
+				b = append(b, f...)
 			}
-			prev = e.key
+			prev = k
 		}
 		return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b[start:]))
 	}
-	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(ents)))
+	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(rows)))
 	prev := ""
-	for _, e := range ents {
-		raw = appendPrefixed(raw, prev, e.key)
-		prev = e.key
+	for _, r := range rows {
+		k := cols.key.Value(int(r))
+		raw = appendPrefixed(raw, prev, k)
+		prev = k
 	}
 	plain, delta := sc.plain[:0], sc.delta[:0]
 	last := int64(0)
-	for _, e := range ents {
-		plain = binary.AppendUvarint(plain, uint64(e.off))
-		delta = binary.AppendVarint(delta, e.off-last)
-		last = e.off
+	for _, r := range rows {
+		plain = binary.AppendUvarint(plain, uint64(r))
+		delta = binary.AppendVarint(delta, int64(r)-last)
+		last = int64(r)
 	}
 	flags := byte(0)
 	if len(delta) < len(plain) {
@@ -318,9 +326,10 @@ func (sc *fidxScratch) appendBlock(b []byte, ents []fidxEntry, far, packed bool)
 		raw = append(raw, plain...)
 	}
 	if far {
-		for _, e := range ents {
-			raw = binary.AppendUvarint(raw, uint64(len(e.far)))
-			raw = append(raw, e.far...)
+		for _, r := range rows {
+			f := cols.far.Value(int(r))
+			raw = binary.AppendUvarint(raw, uint64(len(f)))
+			raw = append(raw, f...)
 		}
 	}
 	sc.raw, sc.plain, sc.delta = raw, plain, delta
