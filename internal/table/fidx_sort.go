@@ -52,7 +52,7 @@ func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
 		for hi < len(ords) && ords[hi].pfx == ords[lo].pfx {
 			hi++
 		}
-		if hi-lo > 1 {
+		if hi-lo > 1 && !equalKeys(keys, ords[lo:hi], lcp) {
 			slices.SortStableFunc(ords[lo:hi], func(a, b fidxOrd) int {
 				return strings.Compare(keys.Value(int(a.i)), keys.Value(int(b.i)))
 			})
@@ -63,6 +63,23 @@ func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
 		rows[j] = o.i
 	}
 	return rows
+}
+
+// equalKeys reports whether the keys of run (rows with one prefix) are
+// certainly all equal: equal prefixes, equal lengths, and no byte past
+// the prefix. Such a run (an adjacency section's repeated node) is
+// already in row order.
+func equalKeys(keys *array.String, run []fidxOrd, lcp int) bool {
+	n := len(keys.Value(int(run[0].i)))
+	if n > lcp+8 {
+		return false
+	}
+	for _, o := range run[1:] {
+		if len(keys.Value(int(o.i))) != n {
+			return false
+		}
+	}
+	return true
 }
 
 // fidxOrd is an entry's sort key: its key prefix and its position.

@@ -107,3 +107,29 @@ func edgeKeySchema() Schema {
 		{Name: "dst", Type: ColumnType{Kind: String}},
 	}}
 }
+
+// TestCommonPrefix pins the word-at-a-time prefix length against the
+// byte loop, at every split of strings up to 20 bytes.
+func TestCommonPrefix(t *testing.T) {
+	base := "0123456789abcdefghij"
+	for n := 0; n <= len(base); n++ {
+		for at := 0; at <= n; at++ {
+			a := base[:n]
+			b := []byte(a)
+			want := n
+			if at < n {
+				b[at] ^= 0x40
+				want = at
+			}
+			for _, pair := range [][2]string{{a, string(b)}, {string(b), a}, {a, a[:at]}} {
+				w := want
+				if len(pair[1]) < len(pair[0]) && pair[1] == a[:at] {
+					w = at
+				}
+				if got := commonPrefix(pair[0], pair[1]); got != w {
+					t.Fatalf("commonPrefix(%q, %q) = %d, want %d", pair[0], pair[1], got, w)
+				}
+			}
+		}
+	}
+}

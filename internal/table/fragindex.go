@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -403,14 +404,28 @@ func appendPrefixed(b []byte, prev, key string) []byte {
 	return append(b, key[p:]...)
 }
 
+// commonPrefix returns the length of the longest common prefix of a and
+// b, comparing eight bytes at a time (generated ids share ten or more).
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := leUint64(a[i:]) ^ leUint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
 	}
 	return n
+}
+
+// leUint64 reads the first 8 bytes of s little-endian, without a copy.
+func leUint64(s string) uint64 {
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // bloomBits returns the Bloom block of key and its fidxBloomProbe bit
