@@ -47,8 +47,9 @@ func fidxStableRecord(n int) (Schema, arrow.RecordBatch) {
 // changing the format: then check old objects still read and re-pin.)
 //
 // Version 2 (256-entry blocks, what graphs written before version 3
-// hold) is pinned too: its hashes are those of the objects main wrote
-// before version 3, so the version-2 reader is tested on their bytes.
+// hold) is pinned too, by the hashes the encoder had before version 3:
+// the version-2 objects TestFragmentIndexMatchesScan reads back are
+// byte for byte those older graphs hold.
 func TestFragmentIndexBytesStable(t *testing.T) {
 	defer func(v byte) { fidxWriteVersion = v }(fidxWriteVersion)
 	for _, tc := range []struct {
