@@ -93,12 +93,17 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
+		// A block's buffer is sized by the last block's bytes: a block
+		// usually ends at parseBlockLines short lines (edges: ~22 KiB),
+		// and a buffer of parseBlockBytes for it allocated and zeroed three
+		// times what it held.
+		guess := parseBlockBytes + 4<<10
 		for {
-			b := &parseBlock{done: make(chan struct{})}
+			b := &parseBlock{done: make(chan struct{}), lines: make([]int, 0, parseBlockLines)}
 			// The block's lines are copied into one buffer (parsed values
 			// never alias it: strings are copied out).
 			var buf []byte
-			var ends []int
+			ends := make([]int, 0, parseBlockLines)
 			size, full := 0, false
 			for !full {
 				line, err := r.readLine()
@@ -112,7 +117,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 					continue
 				}
 				if buf == nil {
-					buf = make([]byte, 0, max(parseBlockBytes+4<<10, len(line)))
+					buf = make([]byte, 0, max(guess, len(line)))
 				}
 				buf = append(buf, line...)
 				ends = append(ends, len(buf))
@@ -120,6 +125,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 				size += len(line)
 				full = len(b.lines) == parseBlockLines || size >= parseBlockBytes
 			}
+			guess = min(len(buf)+len(buf)/8+4<<10, parseBlockBytes+4<<10)
 			b.text = make([][]byte, len(ends))
 			for i, end := range ends {
 				start := 0

@@ -2,6 +2,9 @@ package exec
 
 import (
 	"crypto/rand"
+	"math"
+	"math/bits"
+	mrand "math/rand/v2"
 	"time"
 	"unsafe"
 
@@ -11,15 +14,25 @@ import (
 // loadIDs generates the ULIDs of a load's rows without an id. ulid.Make
 // reads the clock for every id (a tenth of a bulk load's staging time at
 // millions of edges); here the clock is read once per loadIDsPerClock ids,
-// and ids within one millisecond reading are ordered by a monotonic
-// entropy source, so ids keep increasing in input order as they do with
-// ulid.Make (TestLoadIDsIncrease).
+// and ids within one millisecond reading are ordered as ulid's monotonic
+// entropy orders them — the 80 random bits of the millisecond's first id,
+// then each next id's bits the last's plus a random step in [1, 2³²−1) —
+// so ids keep increasing in input order as they do with ulid.Make
+// (TestLoadIDsIncrease). The random bits come from a ChaCha8 generator
+// seeded from crypto/rand (ulid.Monotonic over crypto/rand read 4 bytes
+// through a bufio.Reader per id), and only the 16 entropy characters are
+// encoded per id: the 10 of the timestamp once per millisecond
+// (TestLoadIDsMatchULIDText pins the text against ulid's).
 type loadIDs struct {
-	ms      uint64
-	n       int
-	entropy *ulid.MonotonicEntropy
-	slab    []byte // nextView's current slab
-	buf     [16]byte
+	ms    uint64 // timestamp of the next id
+	n     int
+	rng   *mrand.ChaCha8
+	entMs uint64   // millisecond hi, lo belong to (valid once started)
+	hi    uint64   // top 16 of the last id's 80 entropy bits
+	lo    uint64   // low 64 bits
+	head  [10]byte // entMs encoded
+	slab  []byte   // nextView's current slab
+	begun bool
 }
 
 // loadIDsPerClock bounds how stale an id's timestamp can be: the time
@@ -27,7 +40,9 @@ type loadIDs struct {
 const loadIDsPerClock = 256
 
 func newLoadIDs() *loadIDs {
-	return &loadIDs{entropy: ulid.Monotonic(rand.Reader, 0)}
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return &loadIDs{rng: mrand.NewChaCha8(seed)}
 }
 
 // loadIDsSlab is the size of the byte slabs nextView carves ids from:
@@ -38,41 +53,69 @@ const loadIDsSlab = 1 << 10
 // slab that is never written again once the id is carved from it. A
 // holder that keeps the id long clones it (a slab is 39 ids).
 func (g *loadIDs) nextView() string {
-	id := g.make()
 	if len(g.slab)+ulid.EncodedSize > cap(g.slab) {
 		g.slab = make([]byte, 0, loadIDsSlab)
 	}
 	start := len(g.slab)
 	g.slab = g.slab[:start+ulid.EncodedSize]
 	b := g.slab[start:]
-	_ = id.MarshalTextTo(b) // b is exactly EncodedSize: cannot fail
+	g.fill(b)
 	return unsafe.String(&b[0], len(b))
 }
 
 func (g *loadIDs) next() string {
-	id := g.make()
-	return id.String()
+	var b [ulid.EncodedSize]byte
+	g.fill(b[:])
+	return string(b[:])
 }
 
-// make returns the next id.
-func (g *loadIDs) make() ulid.ULID {
+// fill writes the next id's text to b (ulid.EncodedSize bytes).
+func (g *loadIDs) fill(b []byte) {
 	if g.n%loadIDsPerClock == 0 {
 		g.ms = max(g.ms, ulid.Timestamp(time.Now()))
 	}
 	g.n++
-	// ulid.New would take the entropy as an io.Reader, which makes every
-	// id escape to the heap; MonotonicRead's slice escapes too, so the
-	// entropy is read into g's own buffer.
-	if err := g.entropy.MonotonicRead(g.ms, g.buf[6:]); err != nil {
-		// The entropy of this millisecond is used up (only after ~2^48
-		// ids): move to the next one, which draws fresh entropy.
-		g.ms++
-		return ulid.MustNew(g.ms, g.entropy)
+	if !g.begun || g.entMs != g.ms {
+		g.fresh(g.ms)
+	} else {
+		lo, carry := bits.Add64(g.lo, 1+g.rng.Uint64()%(math.MaxUint32-1), 0)
+		if hi := g.hi + carry; hi <= 0xffff {
+			g.hi, g.lo = hi, lo
+		} else {
+			// The entropy of this millisecond is used up (only after
+			// ~2⁴⁸ ids): move to the next one, with fresh entropy.
+			g.ms++
+			g.fresh(g.ms)
+		}
 	}
-	id := ulid.ULID(g.buf)
-	if err := id.SetTime(g.ms); err != nil {
+	g.text(b)
+}
+
+// text writes the id of the current entropy to b: the encoded timestamp,
+// then the 80 bits five at a time, most significant first.
+func (g *loadIDs) text(b []byte) {
+	copy(b[:10], g.head[:])
+	hi, lo := g.hi, g.lo
+	for i := ulid.EncodedSize - 1; i >= 10; i-- {
+		b[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+}
+
+// fresh starts millisecond ms: new random entropy, its timestamp encoded.
+func (g *loadIDs) fresh(ms uint64) {
+	var id ulid.ULID
+	if err := id.SetTime(ms); err != nil {
 		// Past the year 10889: ulid.Make would panic too.
 		panic(err)
 	}
-	return id
+	var text [ulid.EncodedSize]byte
+	_ = id.MarshalTextTo(text[:]) // exactly EncodedSize: cannot fail
+	copy(g.head[:], text[:10])
+	g.entMs, g.begun = ms, true
+	g.hi, g.lo = g.rng.Uint64()&0xffff, g.rng.Uint64()
 }
+
+// crockford is the ULID text alphabet (Crockford's base32).
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -618,6 +618,9 @@ func (s *loadStream) flushTyped(ctx context.Context, t *stagedType) error {
 		return nil
 	}
 	rec := t.bb.NewRecord()
+	// The next chunk of this type is most likely as large (a load's
+	// fragments are of one size): its columns are allocated once.
+	t.bb.ReserveLike(rec)
 	var dead []bool
 	if len(t.tdead) > 0 {
 		dead = make([]bool, n)

@@ -114,6 +114,27 @@ func (b *BatchBuilder) NewRecord() arrow.RecordBatch {
 	return b.rb.NewRecordBatch()
 }
 
+// ReserveLike reserves room in every column for a record as large as rec
+// (one of this builder's earlier records): a caller that builds record
+// after record of about one size (a bulk load's fragments) then fills
+// each into buffers allocated once, not regrown by doubling from empty
+// (which allocates and copies about twice the record).
+func (b *BatchBuilder) ReserveLike(rec arrow.RecordBatch) {
+	n := int(rec.NumRows())
+	if n == 0 || int(rec.NumCols()) != len(b.schema.Columns) {
+		return
+	}
+	for i := range b.schema.Columns {
+		fb := b.rb.Field(i)
+		fb.Reserve(n)
+		bb, ok := fb.(interface{ ReserveData(int) })
+		c, ok2 := rec.Column(i).(interface{ ValueBytes() []byte })
+		if ok && ok2 {
+			bb.ReserveData(len(c.ValueBytes()))
+		}
+	}
+}
+
 // Release frees the builder's buffers.
 func (b *BatchBuilder) Release() { b.rb.Release() }
 

@@ -1,55 +1,85 @@
 package table
 
 import (
-	"cmp"
 	"encoding/binary"
 	"slices"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// sortFidxEntries sorts the entries of one index section by (key, off),
-// the order encodeFragmentIndex writes. It is the index encoder's largest
-// cost after compression, so instead of comparing 40-byte entries by
-// their strings it radix-sorts 16-byte (prefix, position) pairs: the
-// prefix is the 8 key bytes after the section's common prefix (ULIDs of
-// one load share their timestamp bytes), big-endian and zero-padded, so
-// prefix order agrees with key order, and only runs of equal prefixes are
-// then ordered by the full entries. The result is exactly the order of a
-// plain sort of ents (TestSortFidxEntriesMatchesPlainSort).
-func sortFidxEntries(ents []fidxEntry) []fidxEntry {
-	if len(ents) < 2 || slices.IsSortedFunc(ents, compareFidxEntries) {
-		// Generated ids (monotonic ULIDs) and edges listed by source
-		// arrive sorted.
-		return ents
-	}
-	lcp := len(ents[0].key)
-	for _, e := range ents[1:] {
-		lcp = min(lcp, commonPrefix(ents[0].key[:lcp], e.key))
-		if lcp == 0 {
-			break
+// sortRows returns the rows 0..n-1 of keys in (key, row) order, the
+// order encodeFragmentIndex writes a section in. It is the index
+// encoder's largest cost after compression, so instead of comparing
+// strings it radix-sorts 16-byte (prefix, row) pairs: the prefix is the 8
+// key bytes after the section's common prefix (ULIDs of one load share
+// their timestamp bytes), big-endian and zero-padded, so prefix order
+// agrees with key order, and only runs of equal prefixes are then ordered
+// by their full keys. The result is exactly the order of a plain stable
+// sort by key (TestSortRowsMatchesPlainSort). The slice returned is
+// fresh; the radix buffers are sc's, reused from section to section.
+func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
+	rows := make([]int32, n)
+	sorted := true
+	for i := range rows {
+		rows[i] = int32(i)
+		if sorted && i > 0 && keys.Value(i-1) > keys.Value(i) {
+			sorted = false
 		}
 	}
-	ords := make([]fidxOrd, len(ents))
-	for i, e := range ents {
-		ords[i] = fidxOrd{pfx: keyPrefix64(e.key[lcp:]), i: int32(i)}
+	if sorted {
+		// Generated ids (monotonic ULIDs) and edges listed by source
+		// arrive sorted.
+		return rows
 	}
-	ords = radixSortOrds(ords, make([]fidxOrd, len(ords)))
-	// Equal prefixes: ordered by the full entries.
+	first := keys.Value(0)
+	lcp := len(first)
+	for i := 1; i < n && lcp > 0; i++ {
+		lcp = commonPrefix(first[:lcp], keys.Value(i))
+	}
+	if cap(sc.ords) < n {
+		sc.ords, sc.tmp = make([]fidxOrd, n), make([]fidxOrd, n)
+	}
+	ords := sc.ords[:n]
+	for i := range ords {
+		ords[i] = fidxOrd{pfx: keyPrefix64(keys.Value(i)[lcp:]), i: int32(i)}
+	}
+	ords = radixSortOrds(ords, sc.tmp[:n])
+	// Equal prefixes: ordered by the full keys, then by row (the radix
+	// sort is stable, so rows already ascend within a run).
 	for lo := 0; lo < len(ords); {
 		hi := lo + 1
 		for hi < len(ords) && ords[hi].pfx == ords[lo].pfx {
 			hi++
 		}
-		if hi-lo > 1 {
-			slices.SortFunc(ords[lo:hi], func(a, b fidxOrd) int { return compareFidxEntries(ents[a.i], ents[b.i]) })
+		if hi-lo > 1 && !equalKeys(keys, ords[lo:hi], lcp) {
+			slices.SortStableFunc(ords[lo:hi], func(a, b fidxOrd) int {
+				return strings.Compare(keys.Value(int(a.i)), keys.Value(int(b.i)))
+			})
 		}
 		lo = hi
 	}
-	out := make([]fidxEntry, len(ents))
 	for j, o := range ords {
-		out[j] = ents[o.i]
+		rows[j] = o.i
 	}
-	return out
+	return rows
+}
+
+// equalKeys reports whether the keys of run (rows with one prefix) are
+// certainly all equal: equal prefixes, equal lengths, and no byte past
+// the prefix. Such a run (an adjacency section's repeated node) is
+// already in row order.
+func equalKeys(keys *array.String, run []fidxOrd, lcp int) bool {
+	n := len(keys.Value(int(run[0].i)))
+	if n > lcp+8 {
+		return false
+	}
+	for _, o := range run[1:] {
+		if len(keys.Value(int(o.i))) != n {
+			return false
+		}
+	}
+	return true
 }
 
 // fidxOrd is an entry's sort key: its key prefix and its position.
@@ -83,13 +113,6 @@ func radixSortOrds(ords, tmp []fidxOrd) []fidxOrd {
 		ords, tmp = tmp, ords
 	}
 	return ords
-}
-
-func compareFidxEntries(a, b fidxEntry) int {
-	if c := strings.Compare(a.key, b.key); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.off, b.off)
 }
 
 // keyPrefix64 returns the first 8 bytes of s as a big-endian integer,

@@ -5,18 +5,19 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// TestSortFidxEntriesMatchesPlainSort pins that the prefix sort of index
-// sections yields exactly the (key, offset) order of a plain sort, for
+// TestSortRowsMatchesPlainSort pins that the prefix sort of index
+// sections yields exactly the (key, row) order of a plain stable sort, for
 // keys that share long prefixes, differ only past 8 bytes, are shorter
 // than 8 bytes, hold NUL bytes, repeat (adjacency sections) or arrive
 // sorted.
-func TestSortFidxEntriesMatchesPlainSort(t *testing.T) {
+func TestSortRowsMatchesPlainSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	gen := map[string]func(i int) string{
 		"short":        func(i int) string { return fmt.Sprintf("p%d", rng.IntN(1000)) },
@@ -37,22 +38,28 @@ func TestSortFidxEntriesMatchesPlainSort(t *testing.T) {
 	for name, key := range gen {
 		t.Run(name, func(t *testing.T) {
 			for _, n := range []int{0, 1, 2, 7, 500, 3000} {
-				ents := make([]fidxEntry, n)
-				for i := range ents {
-					// Offsets shuffled so ties are broken by them, not by
-					// input position.
-					ents[i] = fidxEntry{key: key(i), off: int64(rng.IntN(1 << 20)), far: fmt.Sprint(i)}
+				bld := array.NewStringBuilder(memory.DefaultAllocator)
+				keys := make([]string, n)
+				for i := range keys {
+					keys[i] = key(i)
+					bld.Append(keys[i])
 				}
-				want := slices.Clone(ents)
-				slices.SortStableFunc(want, compareFidxEntries)
-				got := sortFidxEntries(slices.Clone(ents))
-				if len(got) != len(want) {
-					t.Fatalf("n=%d: %d entries, want %d", n, len(got), len(want))
-				}
+				col := bld.NewStringArray()
+				want := make([]int32, n)
 				for i := range want {
-					if got[i].key != want[i].key || got[i].off != want[i].off {
-						t.Fatalf("n=%d: entry %d is (%q, %d), want (%q, %d)", n, i, got[i].key, got[i].off, want[i].key, want[i].off)
+					want[i] = int32(i)
+				}
+				slices.SortStableFunc(want, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+				var sc fidxScratch
+				got := sc.sortRows(col, n)
+				col.Release()
+				if !slices.Equal(got, want) {
+					for i := range want {
+						if i >= len(got) || got[i] != want[i] {
+							t.Fatalf("n=%d: position %d holds row %v, want row %d (%q)", n, i, got[min(i, len(got)-1):], want[i], keys[want[i]])
+						}
 					}
+					t.Fatalf("n=%d: %d rows, want %d", n, len(got), len(want))
 				}
 			}
 		})
@@ -99,4 +106,30 @@ func edgeKeySchema() Schema {
 		{Name: "src", Type: ColumnType{Kind: String}},
 		{Name: "dst", Type: ColumnType{Kind: String}},
 	}}
+}
+
+// TestCommonPrefix pins the word-at-a-time prefix length against the
+// byte loop, at every split of strings up to 20 bytes.
+func TestCommonPrefix(t *testing.T) {
+	base := "0123456789abcdefghij"
+	for n := 0; n <= len(base); n++ {
+		for at := 0; at <= n; at++ {
+			a := base[:n]
+			b := []byte(a)
+			want := n
+			if at < n {
+				b[at] ^= 0x40
+				want = at
+			}
+			for _, pair := range [][2]string{{a, string(b)}, {string(b), a}, {a, a[:at]}} {
+				w := want
+				if len(pair[1]) < len(pair[0]) && pair[1] == a[:at] {
+					w = at
+				}
+				if got := commonPrefix(pair[0], pair[1]); got != w {
+					t.Fatalf("commonPrefix(%q, %q) = %d, want %d", pair[0], pair[1], got, w)
+				}
+			}
+		}
+	}
 }

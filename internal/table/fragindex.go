@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -53,10 +54,11 @@ const (
 
 const (
 	fidxMagic      = "OGFX"
-	fidxVersion    = 2 // written; 1 (uncompressed blocks) is still read
+	fidxVersion    = 3 // written; 2 (packed blocks of 256) and 1 (unpacked) are still read
 	fidxSecBytes   = 40
-	fidxBlockRows  = 256
-	fidxBloomBlock = 64 // bytes of one Bloom block (512 bits), plus its CRC
+	fidxBlockRows  = 1024 // entries of a version-3 block
+	fidxBlockRows2 = 256  // entries of a version-1 or -2 block
+	fidxBloomBlock = 64   // bytes of one Bloom block (512 bits), plus its CRC
 	fidxBloomUnit  = fidxBloomBlock + 4
 	fidxBitsPerKey = 10
 	fidxBloomProbe = 6
@@ -81,7 +83,8 @@ type fidxEntry struct {
 
 type fidxSection struct {
 	kind        Section
-	packed      bool // version-2 blocks (encodeFidxBlock)
+	packed      bool // version-2 and -3 blocks (appendBlock)
+	blockRows   int  // most entries a block of this version holds
 	entries     uint32
 	bloomBlocks uint32
 	bloomOff    int64
@@ -132,34 +135,34 @@ func isEdgeSchema(schema Schema) bool {
 }
 
 // fidxWriteVersion is the version encodeFragmentIndex writes: fidxVersion,
-// or 1 in tests that check old objects are still read.
+// or 1 or 2 in tests that check old objects are still read.
 var fidxWriteVersion byte = fidxVersion
 
 // encodeFragmentIndex builds the index object of rec (a record of schema).
+// It works on row numbers into rec's Arrow columns, never on copies of
+// the keys: a section is its rows in key order ([]int32, nothing for the
+// collector to scan), and blocks read the strings from the columns.
 func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	version := fidxWriteVersion
 	secs := indexedSections(schema)
 	n := int(rec.NumRows())
 	col := func(name string) *array.String { return rec.Column(schema.Index(name)).(*array.String) }
-	var sorted [][]fidxEntry
-	for _, k := range secs {
-		ents := make([]fidxEntry, n)
+	cols := make([]fidxColumns, len(secs))
+	for si, k := range secs {
 		switch k {
 		case SectionID:
-			ids := col(KeyColumn)
-			for i := range n {
-				ents[i] = fidxEntry{key: ids.Value(i), off: int64(i)}
-			}
-		case SectionSrc, SectionDst:
-			near, far := col("src"), col("dst")
-			if k == SectionDst {
-				near, far = far, near
-			}
-			for i := range n {
-				ents[i] = fidxEntry{key: near.Value(i), off: int64(i), far: far.Value(i)}
-			}
+			cols[si].key = col(KeyColumn)
+		case SectionSrc:
+			cols[si].key, cols[si].far = col("src"), col("dst")
+		case SectionDst:
+			cols[si].key, cols[si].far = col("dst"), col("src")
 		}
-		sorted = append(sorted, sortFidxEntries(ents))
+	}
+	per := fidxRowsPerBlock(version)
+	var scratch fidxScratch
+	sorted := make([][]int32, len(secs))
+	for si := range secs {
+		sorted[si] = scratch.sortRows(cols[si].key, n)
 	}
 
 	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
@@ -167,24 +170,27 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	// (about 10 bytes an entry a section, plus the Bloom filters), header
 	// space first: growing it by doubling copied it log(size) times.
 	out := make([]byte, headLen, headLen+len(secs)*(n*12+n*fidxBitsPerKey/8+4096))
-	var scratch fidxScratch
 	hdr := make([]fidxSection, len(secs))
-	for si, ents := range sorted {
+	for si, rows := range sorted {
 		h := &hdr[si]
-		h.kind, h.entries = secs[si], uint32(len(ents))
+		keys := cols[si].key
+		h.kind, h.entries = secs[si], uint32(len(rows))
 		// Bloom filter.
-		h.bloomBlocks = uint32(max(1, (len(ents)*fidxBitsPerKey+511)/512))
+		h.bloomBlocks = uint32(max(1, (len(rows)*fidxBitsPerKey+511)/512))
 		h.bloomOff = int64(len(out))
 		// The filter is built in place: its units (block, CRC) are laid
 		// out in the object, the CRCs written once every key is in.
 		bloomAt := len(out)
 		out = append(out, make([]byte, int(h.bloomBlocks)*fidxBloomUnit)...)
 		bloom := out[bloomAt:]
-		for i, e := range ents {
-			if i > 0 && ents[i-1].key == e.key {
+		prev := ""
+		for i, r := range rows {
+			k := keys.Value(int(r))
+			if i > 0 && prev == k {
 				continue
 			}
-			blk, bits := bloomBits(e.key, h.bloomBlocks)
+			prev = k
+			blk, bits := bloomBits(k, h.bloomBlocks)
 			b := bloom[blk*fidxBloomUnit : blk*fidxBloomUnit+fidxBloomBlock]
 			for _, bit := range bits {
 				b[bit/8] |= 1 << (bit % 8)
@@ -196,12 +202,12 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 		}
 		// Blocks, then the directory naming them.
 		dir := scratch.dir[:0]
-		dir = binary.AppendUvarint(dir, uint64((len(ents)+fidxBlockRows-1)/fidxBlockRows))
-		prev := ""
-		for lo := 0; lo < len(ents); lo += fidxBlockRows {
+		dir = binary.AppendUvarint(dir, uint64((len(rows)+per-1)/per))
+		prev = ""
+		for lo := 0; lo < len(rows); lo += per {
 			off := len(out)
-			out = scratch.appendBlock(out, ents[lo:min(lo+fidxBlockRows, len(ents))], secs[si] != SectionID, version >= 2)
-			k := ents[lo].key
+			out = scratch.appendBlock(out, cols[si], rows[lo:min(lo+per, len(rows))], version >= 2)
+			k := keys.Value(int(rows[lo]))
 			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(out)-off))
@@ -260,55 +266,72 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 	return mask
 }
 
-// encodeFidxBlock encodes up to fidxBlockRows sorted entries. Unpacked
-// (version 1): count, then per entry (shared prefix with the previous key,
-// suffix, offset[, far]), then a CRC-32C of the block. Packed (version 2):
-// a flags byte (fidxDeltaOffsets), then one zstd frame of the columns —
-// count; per entry shared prefix and suffix; per entry offset (zigzag delta
-// from the previous one when the flag is set); per entry far end — then a
-// CRC-32C of flags and frame. Columns compress far better than rows (the
-// far ends and offsets of a section look alike), and a block stays one
-// ranged read.
-func encodeFidxBlock(ents []fidxEntry, far, packed bool) []byte {
-	var s fidxScratch
-	return s.appendBlock(nil, ents, far, packed)
+// fidxColumns are the columns of one section: the sorted one and, for
+// the adjacency sections, the far end.
+type fidxColumns struct {
+	key, far *array.String
 }
 
 // fidxScratch holds the buffers encodeFragmentIndex reuses from block to
-// block.
+// block and section to section.
 type fidxScratch struct {
 	raw, plain, delta, dir []byte
+	ords, tmp              []fidxOrd
 }
 
-// appendBlock appends encodeFidxBlock(ents, far, packed) to b.
-func (sc *fidxScratch) appendBlock(b []byte, ents []fidxEntry, far, packed bool) []byte {
+// fidxRowsPerBlock is how many entries a block of version holds (the
+// last block of a section fewer). Version 3 quadrupled version 2's 256:
+// zstd builds its entropy tables once per block, and a fourth as many
+// tables made the encoder cheaper and the index smaller.
+func fidxRowsPerBlock(version byte) int {
+	if version >= 3 {
+		return fidxBlockRows
+	}
+	return fidxBlockRows2
+}
+
+// appendBlock appends to b the block of up to fidxRowsPerBlock rows of one
+// section, in key order. Unpacked (version 1): count, then per entry
+// (shared prefix with the previous key, suffix, offset[, far]), then a
+// CRC-32C of the block. Packed (versions 2 and 3): a flags byte
+// (fidxDeltaOffsets), then one zstd frame of the columns — count; per
+// entry shared prefix and suffix; per entry offset (zigzag delta from the
+// previous one when the flag is set); per entry far end — then a CRC-32C
+// of flags and frame. Columns compress far better than rows (the far ends
+// and offsets of a section look alike), and a block stays one ranged
+// read. An entry's offset is its row.
+func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, packed bool) []byte {
 	start := len(b)
+	far := cols.far != nil
 	if !packed {
-		b = binary.AppendUvarint(b, uint64(len(ents)))
+		b = binary.AppendUvarint(b, uint64(len(rows)))
 		prev := ""
-		for _, e := range ents {
-			b = appendPrefixed(b, prev, e.key)
-			b = binary.AppendUvarint(b, uint64(e.off))
+		for _, r := range rows {
+			k := cols.key.Value(int(r))
+			b = appendPrefixed(b, prev, k)
+			b = binary.AppendUvarint(b, uint64(r))
 			if far {
-				b = binary.AppendUvarint(b, uint64(len(e.far)))
-				b = append(b, e.far...)
+				f := cols.far.Value(int(r))
+				b = binary.AppendUvarint(b, uint64(len(f)))
+				b = append(b, f...)
 			}
-			prev = e.key
+			prev = k
 		}
 		return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b[start:]))
 	}
-	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(ents)))
+	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(rows)))
 	prev := ""
-	for _, e := range ents {
-		raw = appendPrefixed(raw, prev, e.key)
-		prev = e.key
+	for _, r := range rows {
+		k := cols.key.Value(int(r))
+		raw = appendPrefixed(raw, prev, k)
+		prev = k
 	}
 	plain, delta := sc.plain[:0], sc.delta[:0]
 	last := int64(0)
-	for _, e := range ents {
-		plain = binary.AppendUvarint(plain, uint64(e.off))
-		delta = binary.AppendVarint(delta, e.off-last)
-		last = e.off
+	for _, r := range rows {
+		plain = binary.AppendUvarint(plain, uint64(r))
+		delta = binary.AppendVarint(delta, int64(r)-last)
+		last = int64(r)
 	}
 	flags := byte(0)
 	if len(delta) < len(plain) {
@@ -318,9 +341,10 @@ func (sc *fidxScratch) appendBlock(b []byte, ents []fidxEntry, far, packed bool)
 		raw = append(raw, plain...)
 	}
 	if far {
-		for _, e := range ents {
-			raw = binary.AppendUvarint(raw, uint64(len(e.far)))
-			raw = append(raw, e.far...)
+		for _, r := range rows {
+			f := cols.far.Value(int(r))
+			raw = binary.AppendUvarint(raw, uint64(len(f)))
+			raw = append(raw, f...)
 		}
 	}
 	sc.raw, sc.plain, sc.delta = raw, plain, delta
@@ -380,14 +404,28 @@ func appendPrefixed(b []byte, prev, key string) []byte {
 	return append(b, key[p:]...)
 }
 
+// commonPrefix returns the length of the longest common prefix of a and
+// b, comparing eight bytes at a time (generated ids share ten or more).
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := leUint64(a[i:]) ^ leUint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
 	}
 	return n
+}
+
+// leUint64 reads the first 8 bytes of s little-endian, without a copy.
+func leUint64(s string) uint64 {
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // bloomBits returns the Bloom block of key and its fidxBloomProbe bit
@@ -422,10 +460,10 @@ func decodeFidxHeader(key string, b []byte, size int64) (*fidxHeader, error) {
 	if len(b) < 20 || string(b[:4]) != fidxMagic {
 		return nil, bad(0, "bad fragment index magic")
 	}
-	if b[4] != 1 && b[4] != fidxVersion {
+	if b[4] < 1 || b[4] > fidxVersion {
 		return nil, &VersionError{Key: key, Kind: "fragment index", Got: int(b[4]), Want: fidxVersion}
 	}
-	packed := b[4] >= 2
+	packed, blockRows := b[4] >= 2, fidxRowsPerBlock(b[4])
 	ns := int(b[5])
 	headLen := fidxHeadFix + fidxSecBytes*ns + 4
 	if ns == 0 || ns > 3 || len(b) < headLen {
@@ -440,6 +478,7 @@ func decodeFidxHeader(key string, b []byte, size int64) (*fidxHeader, error) {
 		s := fidxSection{
 			kind:        Section(p[0]),
 			packed:      packed,
+			blockRows:   blockRows,
 			entries:     binary.LittleEndian.Uint32(p[4:]),
 			bloomBlocks: binary.LittleEndian.Uint32(p[8:]),
 			bloomOff:    int64(binary.LittleEndian.Uint64(p[16:])),
@@ -499,17 +538,20 @@ func decodeFidxDir(key string, base int64, b []byte, size int64) (*fidxDir, erro
 	return d, nil
 }
 
-func decodeFidxBlock(key string, base int64, b []byte, far, packed bool, rows int64) ([]fidxEntry, error) {
+// decodeFidxBlock decodes one block of section s (far: an adjacency
+// section) of an index over rows rows.
+func decodeFidxBlock(key string, base int64, b []byte, s *fidxSection, rows int64) ([]fidxEntry, error) {
+	far := s.kind != SectionID
 	bad := func(off int, reason string) error { return corrupt(key, base+int64(off), reason, nil) }
 	if len(b) < 5 || crc32Castagnoli(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, bad(max(0, len(b)-4), "fragment index block checksum mismatch")
 	}
-	if packed {
-		return decodePackedBlock(bad, b[:len(b)-4], far, rows)
+	if s.packed {
+		return decodePackedBlock(bad, b[:len(b)-4], far, s.blockRows, rows)
 	}
 	r := uvReader{b: b[:len(b)-4]}
 	n := r.uv()
-	if n > fidxBlockRows {
+	if n > uint64(s.blockRows) {
 		return nil, bad(0, "fragment index block too large")
 	}
 	out := make([]fidxEntry, 0, n)
@@ -541,7 +583,7 @@ func decodeFidxBlock(key string, base int64, b []byte, far, packed bool, rows in
 
 // decodePackedBlock decodes a version-2 block (flags byte, zstd frame of
 // the columns), its CRC already checked.
-func decodePackedBlock(bad func(int, string) error, b []byte, far bool, rows int64) ([]fidxEntry, error) {
+func decodePackedBlock(bad func(int, string) error, b []byte, far bool, blockRows int, rows int64) ([]fidxEntry, error) {
 	flags := b[0]
 	if flags&^fidxDeltaOffsets != 0 {
 		return nil, bad(0, "unknown fragment index block flags")
@@ -552,7 +594,7 @@ func decodePackedBlock(bad func(int, string) error, b []byte, far bool, rows int
 	}
 	r := uvReader{b: raw}
 	n := r.uv()
-	if n > fidxBlockRows {
+	if n > uint64(blockRows) {
 		return nil, bad(0, "fragment index block too large")
 	}
 	out := make([]fidxEntry, n)
@@ -682,7 +724,7 @@ func VerifyFragmentIndex(ctx context.Context, st storage.Store, f Fragment) erro
 		seen := make([]bool, f.Rows)
 		prev := ""
 		for i := range d.first {
-			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], s.kind != SectionID, s.packed, f.Rows)
+			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], &s, f.Rows)
 			if err != nil {
 				return err
 			}

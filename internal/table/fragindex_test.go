@@ -75,13 +75,14 @@ func randomEdgeTable(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, 
 // hubs spanning blocks, absent keys, deleted rows, an unindexed fragment,
 // with and without a cache.
 func TestFragmentIndexMatchesScan(t *testing.T) {
-	for _, v := range []byte{fidxVersion, 1} {
+	for _, v := range []byte{fidxVersion, 2, 1} {
 		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { fragmentIndexMatchesScan(t, v) })
 	}
 }
 
 // fragmentIndexMatchesScan writes indexes of the given version (1: the
-// uncompressed blocks of graphs written before version 2, still read).
+// uncompressed blocks of graphs written before version 2; 2: the packed
+// 256-entry blocks of graphs written before version 3; both still read).
 func fragmentIndexMatchesScan(t *testing.T, version byte) {
 	defer func(v byte) { fidxWriteVersion = v }(fidxWriteVersion)
 	fidxWriteVersion = version

@@ -228,7 +228,7 @@ func checkBloomUnit(f Fragment, off int64, b []byte) (any, int64, error) {
 // decodeBlockUnit decodes block i of section s (bytes b) and returns its
 // entries and cache size.
 func decodeBlockUnit(f Fragment, s *fidxSection, d *fidxDir, i int, b []byte) (any, int64, error) {
-	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s.kind != SectionID, s.packed, f.Rows)
+	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s, f.Rows)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -274,7 +274,7 @@ func (r *Reader) prefetchSection(ctx context.Context, f Fragment, sec Section, k
 			r.cache.Add(bloomCacheKey(f, off), v, size)
 		}
 	}
-	if int64(keys)*fidxBlockRows < int64(s.entries) {
+	if int64(keys)*int64(s.blockRows) < int64(s.entries) {
 		return nil // fewer keys than blocks: probe (the directory is not needed yet)
 	}
 	d, err := r.fidxDir(ctx, f, s)
