@@ -76,15 +76,7 @@ func TestGroupCommitDeferredParts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := storage.NewMem()
-			st := storage.NewBatching(mem)
-			engFixtureOn(t, st)
-			h, err := Open(ctx, st, Options{NoAutoCompact: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The model: the same writes one by one on a plain store.
-			model := engFixtureOn(t, storage.NewMem())
+			st, h, model := shareFixture(t, storage.NewMem())
 			want := make([][]string, len(tc.ops))
 			for i, op := range tc.ops {
 				if i == tc.fail {
