@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
@@ -49,7 +50,17 @@ type shareKey struct{}
 type fragmentShare struct {
 	mu    sync.Mutex
 	parts map[string]*sharedPart // by fragment key
+	// lazy is set by the leader while it stages a write of a batch of
+	// more than one: that write's fragments are deferred
+	// (table.DeferFragment), since settleChain re-encodes them anyway. A
+	// write alone is encoded as staged (settleChain would only encode it
+	// again).
+	lazy atomic.Bool
 }
+
+// maxDeferredRows bounds the rows of a fragment a staging defers; larger
+// ones are encoded as staged (and, held or not, shared as before).
+const maxDeferredRows = 1024
 
 // sharedPart is one staged write's fragment of one table.
 type sharedPart struct {
@@ -61,6 +72,17 @@ type sharedPart struct {
 	props  []*schema.Property
 	edge   bool
 	ledger *storage.Ledger // the write's (whose staging wrote it)
+	// deferred: frag was never encoded (table.DeferFragment); settleChain
+	// must replace it in every state naming it.
+	deferred bool
+}
+
+// stageFragment writes rows as a fragment of a staging under ctx: deferred
+// (never encoded unless another staging reads it) when share allows it,
+// else encoded as writeFragment does.
+func (g *Graph) stageFragment(ctx context.Context, share *fragmentShare, prefix string, ts table.Schema, rows []Row, props []*schema.Property, edge bool) (table.Fragment, bool, error) {
+	lazy := share != nil && share.lazy.Load() && len(rows) <= maxDeferredRows
+	return g.encodeFragment(ctx, prefix, ts, rows, props, edge, lazy)
 }
 
 func withShare(ctx context.Context, s *fragmentShare) context.Context {
@@ -123,7 +145,7 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 			for _, f := range st.Fragments() {
 				p := share.parts[f.Key]
 				// Only a held part can be replaced: a large one was sent.
-				if p == nil || p.ledger != w.ledger || !held[f.Key] || slices.Contains(byTable[tk], p) {
+				if p == nil || p.ledger != w.ledger || (!held[f.Key] && !p.deferred) || slices.Contains(byTable[tk], p) {
 					continue
 				}
 				if len(byTable[tk]) == 0 {
@@ -133,49 +155,59 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 			}
 		}
 	}
-	// Only tables with two parts or more gain anything.
+	// Tables with two parts or more get one fragment for them all; a
+	// deferred part that cannot be merged (alone in its table, a schema
+	// change in the batch, parts of different schemas) is encoded alone.
+	// Held parts that are not merged stay as staged.
 	obsolete := map[string]bool{}
-	type merged struct {
-		frag table.Fragment
-		base map[string]int64 // part key → first row in frag
-	}
-	shared := map[string]*merged{}
-	if slices.ContainsFunc(members, func(w *queuedWrite) bool { return w.pub.SchemaKey != "" || len(w.pub.Removed) > 0 }) {
-		tks = nil // a schema change in the batch: every part stays as staged
-	}
+	repl := map[string]map[string]placed{} // table → part key → its rows' new place
+	schemaChange := slices.ContainsFunc(members, func(w *queuedWrite) bool { return w.pub.SchemaKey != "" || len(w.pub.Removed) > 0 })
 	for _, tk := range tks {
 		parts := byTable[tk]
-		if len(parts) < 2 || !sameSchema(parts) {
-			continue
-		}
-		var rows []Row
-		m := &merged{base: map[string]int64{}}
-		for _, p := range parts {
-			m.base[p.frag.Key] = int64(len(rows))
-			rows = append(rows, p.rows...)
-			obsolete[p.frag.Key] = true
-			if p.frag.Index != "" {
-				obsolete[p.frag.Index] = true
+		groups := [][]*sharedPart{parts}
+		if len(parts) < 2 || !sameSchema(parts) || schemaChange {
+			groups = nil
+			for _, p := range parts {
+				if p.deferred {
+					groups = append(groups, []*sharedPart{p})
+				}
 			}
 		}
-		// The shared fragment is the first part's writer's; every member
-		// whose rows it holds records it too (any of them failing with the
-		// chain deletes it; deleting twice is harmless).
-		fctx := storage.WithLedger(bctx, parts[0].ledger)
-		f, err := g.writeFragment(fctx, parts[0].prefix, parts[0].ts, rows, parts[0].props, parts[0].edge)
-		if err != nil {
-			return nil, nil, fmt.Errorf("exec: %s: %w", tk, err)
-		}
-		for _, p := range parts[1:] {
-			p.ledger.Add(f.Key)
-			if f.Index != "" {
-				p.ledger.Add(f.Index)
+		for _, grp := range groups {
+			var rows []Row
+			first := map[string]int64{}
+			for _, p := range grp {
+				first[p.frag.Key] = int64(len(rows))
+				rows = append(rows, p.rows...)
+				obsolete[p.frag.Key] = true
+				if p.frag.Index != "" {
+					obsolete[p.frag.Index] = true
+				}
+			}
+			// The shared fragment is the first part's writer's; every
+			// member whose rows it holds records it too (any of them
+			// failing with the chain deletes it; deleting twice is
+			// harmless).
+			fctx := storage.WithLedger(bctx, grp[0].ledger)
+			f, err := g.writeFragment(fctx, grp[0].prefix, grp[0].ts, rows, grp[0].props, grp[0].edge)
+			if err != nil {
+				return nil, nil, fmt.Errorf("exec: %s: %w", tk, err)
+			}
+			for _, p := range grp[1:] {
+				p.ledger.Add(f.Key)
+				if f.Index != "" {
+					p.ledger.Add(f.Index)
+				}
+			}
+			if repl[tk] == nil {
+				repl[tk] = map[string]placed{}
+			}
+			for _, p := range grp {
+				repl[tk][p.frag.Key] = placed{frag: f, first: first[p.frag.Key], alone: len(grp) == 1}
 			}
 		}
-		m.frag = f
-		shared[tk] = m
 	}
-	// Rewrite the members' states of shared tables and rebuild the chain.
+	// Rewrite the members' states of those tables and rebuild the chain.
 	chain := make([]*commit.Commit, 0, len(members))
 	touched := map[string]string{}
 	tip := base
@@ -183,17 +215,25 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 		wctx := storage.WithLedger(bctx, w.ledger)
 		tables := maps.Clone(w.staged)
 		for _, tk := range sortedTableKeys(w.staged) {
-			m := shared[tk]
-			if m == nil {
-				continue
+			key := w.staged[tk]
+			if r := repl[tk]; r != nil {
+				nk, err := g.rewriteState(wctx, sctx, tk, key, r)
+				if err != nil {
+					return nil, nil, err
+				}
+				if nk != key {
+					obsolete[key] = true
+					tables[tk], key = nk, nk
+				}
 			}
-			key, err := g.rewriteState(wctx, sctx, tk, w.staged[tk], m.frag, m.base)
+			// INVARIANT: no published state names a deferred fragment
+			// (TestGroupCommitDeferredParts).
+			st, err := g.readState(sctx, key)
 			if err != nil {
 				return nil, nil, err
 			}
-			if key != w.staged[tk] {
-				obsolete[w.staged[tk]] = true
-				tables[tk] = key
+			if slices.ContainsFunc(st.Fragments(), table.IsDeferred) {
+				return nil, nil, fmt.Errorf("exec: %s: a staged state of the batch still names a deferred fragment (bug)", tk)
 			}
 		}
 		req := w.pub
@@ -238,23 +278,36 @@ func (g *Graph) sendHeld(bctx, sctx context.Context, own map[*storage.Ledger]*qu
 	return nil
 }
 
+// placed is where a staged part's rows went in settleChain: the fragment
+// written for its group, from row first on; alone if the group is that
+// part only (the new file has the part's fields exactly).
+type placed struct {
+	frag  table.Fragment
+	first int64
+	alone bool
+}
+
 // rewriteState returns the key of the state at key (staged in sctx) with
-// the parts of m replaced by frag: frag's rows that the state did not hold
-// live (a later write's, or superseded ones) hidden by a deletion vector.
-// A state naming no part is returned as is.
-func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag table.Fragment, base map[string]int64) (string, error) {
+// the parts of repl replaced by their groups' fragments: the rows of such a
+// fragment that the state did not hold live (a later write's, or
+// superseded ones) hidden by a deletion vector. A state naming no part is
+// returned as is.
+func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, repl map[string]placed) (string, error) {
 	st, err := g.readState(sctx, key)
 	if err != nil {
 		return "", err
 	}
-	parts := 0
-	live := make([]bool, frag.Rows)
+	live := map[string][]bool{} // new fragment key → its rows live in this state
 	for _, f := range st.Fragments() {
-		b, ok := base[f.Key]
+		p, ok := repl[f.Key]
 		if !ok {
 			continue
 		}
-		parts++
+		lv := live[p.frag.Key]
+		if lv == nil {
+			lv = make([]bool, p.frag.Rows)
+			live[p.frag.Key] = lv
+		}
 		var del []int64
 		if f.DV != "" {
 			dv, err := table.LoadDeletionVector(sctx, g.st, f)
@@ -268,28 +321,52 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 				del = del[1:]
 				continue
 			}
-			live[b+r] = true
+			lv[p.first+r] = true
 		}
 	}
-	if parts == 0 {
+	if len(live) == 0 {
 		return key, nil
 	}
-	var hide []int64
-	for r, ok := range live {
-		if !ok {
-			hide = append(hide, int64(r))
-		}
-	}
-	// The shared fragment takes the place of the first part, so the
-	// table's rows keep the order the staged state gave them.
-	keep := len(hide) < len(live)
+	// A new fragment takes the place of its first part, so the table's
+	// rows keep the order the staged state gave them.
 	var frags []table.Fragment
-	placed := false
+	hide := map[string][]int64{}
+	done := map[string]bool{}
 	for _, f := range st.Fragments() {
-		if _, ok := base[f.Key]; !ok {
+		p, ok := repl[f.Key]
+		if !ok {
 			frags = append(frags, f)
-		} else if !placed && keep {
-			frags, placed = append(frags, frag), true
+			continue
+		}
+		if done[p.frag.Key] {
+			continue
+		}
+		done[p.frag.Key] = true
+		var h []int64
+		for r, ok := range live[p.frag.Key] {
+			if !ok {
+				h = append(h, int64(r))
+			}
+		}
+		if len(h) == len(live[p.frag.Key]) {
+			continue // none of its rows is this state's
+		}
+		nf := p.frag
+		switch {
+		case p.alone:
+			// The part's own rows in a file of their own, encoded as its
+			// staging would have: this state's view of the part (statistics
+			// and field mapping, which a schema change in the batch may have
+			// evolved) holds for it.
+			nf.Stats, nf.Fields = f.Stats, f.Fields
+		case f.Fields != nil:
+			// Groups of several parts form only without a schema change in
+			// the batch, so no state maps their columns.
+			return "", fmt.Errorf("exec: %s: merged fragment part %s has a field mapping (bug)", tk, f.Key)
+		}
+		frags = append(frags, nf)
+		if len(h) > 0 {
+			hide[nf.Key] = h
 		}
 	}
 	n, err := table.NewState(st.Schema())
@@ -303,8 +380,8 @@ func (g *Graph) rewriteState(wctx, sctx context.Context, tk, key string, frag ta
 		return "", err
 	}
 	prefix := snapshot.TablePrefix(tk)
-	if keep && len(hide) > 0 {
-		if n, err = table.DeleteRowsWith(wctx, g.st, prefix, n, map[string][]int64{frag.Key: hide}, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
+	if len(hide) > 0 {
+		if n, err = table.DeleteRowsWith(wctx, g.st, prefix, n, hide, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
 			return "", fmt.Errorf("exec: %s: %w", tk, err)
 		}
 	}

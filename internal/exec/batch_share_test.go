@@ -60,16 +60,23 @@ func TestGroupCommitSharesFragments(t *testing.T) {
 	})
 }
 
-func testGroupCommitShares(t *testing.T, mem storage.Store) {
-	ctx := context.Background()
-	st := storage.NewBatching(mem)
+// shareFixture is the fixture graph on mem behind a batching layer (st),
+// a handle h on it without inline compaction, and the model: the same
+// fixture on a plain store, for the same writes one by one.
+func shareFixture(t *testing.T, mem storage.Store) (st storage.Store, h, model *Graph) {
+	t.Helper()
+	st = storage.NewBatching(mem)
 	engFixtureOn(t, st)
-	h, err := Open(ctx, st, Options{NoAutoCompact: true})
+	h, err := Open(context.Background(), st, Options{NoAutoCompact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The model: the same writes, one by one, on a plain store.
-	model := engFixtureOn(t, storage.NewMem())
+	return st, h, engFixtureOn(t, storage.NewMem())
+}
+
+func testGroupCommitShares(t *testing.T, mem storage.Store) {
+	ctx := context.Background()
+	st, h, model := shareFixture(t, mem)
 	want := map[string][2][]string{}
 	for _, w := range shareWrites {
 		if _, err := model.Mutate(ctx, "main", engPlan(t, model, w.query), w.params, MutateOptions{}); err != nil {

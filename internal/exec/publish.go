@@ -479,6 +479,9 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			if i == len(live)-1 {
 				more() // writes that queued while those ahead were staged
 			}
+			if share != nil {
+				share.lazy.Store(len(live) > 1)
+			}
 			recorded := w.ledger.Len()
 			c, tables, err := g.stage(sctx, w, branch, head, base, tip, newBranch)
 			switch {
@@ -888,20 +891,33 @@ func (g *Graph) writeTables(ctx context.Context, snap *snapshot.Snapshot, d *Del
 
 // writeFragment encodes rows as one fragment of a table schema.
 func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schema, rows []Row, props []*schema.Property, edge bool) (table.Fragment, error) {
+	f, _, err := g.encodeFragment(ctx, prefix, ts, rows, props, edge, false)
+	return f, err
+}
+
+// encodeFragment is writeFragment, or, with lazy, table.DeferFragment
+// where ctx has a held batch (deferred reports which).
+func (g *Graph) encodeFragment(ctx context.Context, prefix string, ts table.Schema, rows []Row, props []*schema.Property, edge, lazy bool) (f table.Fragment, deferred bool, err error) {
 	b, err := table.NewBatchBuilder(nil, ts)
 	if err != nil {
-		return table.Fragment{}, err
+		return table.Fragment{}, false, err
 	}
 	defer b.Release()
 	enc := newRowEncoder(ts, props, edge)
 	for _, r := range rows {
 		if err := enc.append(b, r); err != nil {
-			return table.Fragment{}, err
+			return table.Fragment{}, false, err
 		}
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	return table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+	if lazy {
+		if f, ok, err := table.DeferFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{}); ok || err != nil {
+			return f, ok, err
+		}
+	}
+	f, err = table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+	return f, false, err
 }
 
 // rowEncoder appends row images to a table.BatchBuilder of one schema: the

@@ -62,13 +62,14 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 		}
 	}
 	if len(w.rows) > 0 {
-		frag, err := g.writeFragment(ctx, prefix, st.Schema(), w.rows, w.props, w.edge)
+		// A group commit's batch merges this fragment with its other
+		// writes' (batch_share.go), so it is not encoded unless read.
+		share := shareOf(ctx)
+		frag, deferred, err := g.stageFragment(ctx, share, prefix, st.Schema(), w.rows, w.props, w.edge)
 		if err != nil {
 			return "", fmt.Errorf("exec: %s: %w", w.tk, err)
 		}
-		// A group commit's batch may merge this fragment with its other
-		// writes' (batch_share.go).
-		shareOf(ctx).record(ctx, &sharedPart{tk: w.tk, prefix: prefix, ts: st.Schema(), frag: frag, rows: w.rows, props: w.props, edge: w.edge})
+		share.record(ctx, &sharedPart{tk: w.tk, prefix: prefix, ts: st.Schema(), frag: frag, rows: w.rows, props: w.props, edge: w.edge, deferred: deferred})
 		if st, err = st.Append(frag); err != nil {
 			return "", err
 		}

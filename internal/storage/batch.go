@@ -61,6 +61,9 @@ type Batch struct {
 	order   []HeldObject
 	maxHeld int
 	spill   *Batch
+	// lazy are objects of a held batch whose bytes are made on first read
+	// (HoldLazy); never sent, never listed by Held.
+	lazy map[string]func() ([]byte, error)
 }
 
 // HeldObject is one put a held batch kept (WithHeldBatch): its key and
@@ -231,7 +234,15 @@ func (b *Batch) lookup(key string) ([]byte, bool) {
 	}
 	b.mu.Lock()
 	d, ok := b.pending[key]
+	make_ := b.lazy[key]
 	b.mu.Unlock()
+	if !ok && make_ != nil {
+		// Made outside the lock (it may be an encoding); a failure reads
+		// as a missing object, which the reader reports.
+		var err error
+		d, err = make_()
+		ok = err == nil
+	}
 	if !ok && b.spill != nil {
 		d, ok = b.spill.lookup(key)
 	}

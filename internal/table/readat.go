@@ -51,6 +51,11 @@ func openObject(ctx context.Context, st storage.Store, key string, size int64) (
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", key, err)
 	}
+	if size == DeferredBytes {
+		// A deferred fragment of a staged state (DeferFragment), read from
+		// its held batch: the state cannot know the file's size.
+		size = ra.Size()
+	}
 	if ra.Size() != size {
 		_ = ra.Close()
 		return nil, corrupt(key, min(size, ra.Size()), fmt.Sprintf("object is %d bytes, table state says %d", ra.Size(), size), nil)

@@ -66,6 +66,9 @@ func (r *Reader) ReadRows(ctx context.Context, s *State, fragKey string, offsets
 	// A one-fragment state without the deletion vector: offsets are
 	// physical, and the vector need not even be fetched.
 	f.DV, f.Deleted = "", 0
+	if rec, ok, err := r.smallRows(ctx, s, f, want, columns, mem); ok {
+		return rec, err
+	}
 	one := &State{schema: s.schema, fragments: []Fragment{f}}
 	sc, err := r.Scan(ctx, one, ScanOptions{Columns: columns, Alloc: mem})
 	if err != nil {
