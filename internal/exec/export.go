@@ -56,6 +56,9 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 			return err
 		}
 		for i, id := range tab.IDs {
+			if !tab.Alive(i) {
+				continue
+			}
 			line = append(line[:0], `{"type":`...)
 			line = value.AppendJSONString(line, nt.Name)
 			line = append(line, `,"data":{`...)
@@ -86,6 +89,9 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 			return err
 		}
 		for i, id := range tab.IDs {
+			if !tab.Alive(i) {
+				continue
+			}
 			line = append(line[:0], `{"edge":`...)
 			line = value.AppendJSONString(line, et.Name)
 			line = append(line, `,"from":`...)
