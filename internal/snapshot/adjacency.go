@@ -78,7 +78,7 @@ func (t *EdgeTable) RowCSR(in bool, key, far *NodeTable) *CSR {
 		if in {
 			nearEnd, farEnd = t.Dst, t.Src
 		}
-		e.c = buildCSR(nearEnd, farEnd, &t.rs, key, far)
+		e.c = buildCSR(nearEnd, farEnd, &t.rowSpace, key, far)
 	})
 	return e.c
 }
@@ -89,7 +89,7 @@ func buildCSR(nearEnd, farEnd []string, ers *rowSpace, key, far *NodeTable) *CSR
 	off := make([]int32, n+1)
 	near := make([]int32, len(nearEnd))
 	for e, id := range nearEnd {
-		if !ers.alive(e) {
+		if !ers.Alive(e) {
 			near[e] = -1
 			continue
 		}

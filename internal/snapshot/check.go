@@ -48,13 +48,13 @@ func (s *Snapshot) Check(ctx context.Context, tk string, probe []string) error {
 		if err != nil {
 			return err
 		}
-		img, rs, n = et.Compact(), &et.rs, et.Len()
+		img, rs, n = et.Compact(), &et.rowSpace, et.Len()
 	} else {
 		nt, err := s.Nodes(ctx, name)
 		if err != nil {
 			return err
 		}
-		img, rs, n = nt.Compact(), &nt.rs, nt.Len()
+		img, rs, n = nt.Compact(), &nt.rowSpace, nt.Len()
 	}
 	if !slices.Equal(img.IDs, want.IDs) || !slices.Equal(img.Src, want.Src) || !slices.Equal(img.Dst, want.Dst) ||
 		!reflect.DeepEqual(img.Cols, want.Cols) {
@@ -123,7 +123,7 @@ func (s *Snapshot) Check(ctx context.Context, tk string, probe []string) error {
 			}
 		}
 	}
-	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols, rs: rowSpace{dead: nt.rs.dead, live: nt.rs.live}}
+	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols, rowSpace: rowSpace{dead: nt.dead, live: nt.live}}
 	if nt.KeyCanonical() != flat.KeyCanonical() {
 		return fail("KeyCanonical with layout %v, without %v", nt.KeyCanonical(), flat.KeyCanonical())
 	}
@@ -188,7 +188,7 @@ func (s *Snapshot) checkCommittedRows(ctx context.Context, tk string, ids []stri
 
 // Derived reports whether the image was derived from an older image of the
 // same table (derive.go) rather than assembled from its fragments.
-func (t *NodeTable) Derived() bool { return t.rs.derived }
+func (t *NodeTable) Derived() bool { return t.derived }
 
 // Derived: see NodeTable.Derived.
-func (t *EdgeTable) Derived() bool { return t.rs.derived }
+func (t *EdgeTable) Derived() bool { return t.derived }

@@ -53,9 +53,9 @@ const maxDeadFraction = 4
 func imageRows(v any) (*Rows, *rowSpace, bool) {
 	switch t := v.(type) {
 	case *NodeTable:
-		return &Rows{IDs: t.IDs, Cols: t.Cols}, &t.rs, t.rs.layout != nil
+		return &Rows{IDs: t.IDs, Cols: t.Cols}, &t.rowSpace, t.layout != nil
 	case *EdgeTable:
-		return &Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, &t.rs, t.rs.layout != nil
+		return &Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, &t.rowSpace, t.layout != nil
 	}
 	return nil, nil, false
 }

@@ -77,7 +77,7 @@ func (t *NodeTable) SortedIndex(prop string) *SortedIndex {
 		}
 		ix.uses[prop]++
 		if ix.uses[prop] > IndexAfterScans {
-			si = &SortedIndex{col: col, rs: &t.rs}
+			si = &SortedIndex{col: col, rs: &t.rowSpace}
 			ix.props[prop] = si
 		}
 	}
@@ -97,7 +97,7 @@ func (si *SortedIndex) build() {
 	si.rank = -1
 	allInt := true
 	for r, v := range col {
-		if v == nil || !si.rs.alive(r) {
+		if v == nil || !si.rs.Alive(r) {
 			continue
 		}
 		k := value.Rank(v)
@@ -223,14 +223,14 @@ func (t *NodeTable) KeyCanonical() bool {
 		}
 		// Every fragment (deleted rows included) canonical implies every
 		// row of the image; each fragment is checked once, not per image.
-		if t.rs.layout != nil && t.rs.layout.KeyCanonical(t.Type) {
+		if t.layout != nil && t.layout.KeyCanonical(t.Type) {
 			t.ix.keyCanon = true
 			return
 		}
 		p, _ := t.Type.Prop(prop)
 		one := map[string]any{}
 		for i, v := range col {
-			if !t.rs.alive(i) {
+			if !t.Alive(i) {
 				continue
 			}
 			if p != nil && (p.Type.Kind == schema.KindString || p.Type.Kind == schema.KindEnum) {

@@ -98,45 +98,34 @@ type rowSpace struct {
 	derived bool
 }
 
-// alive reports whether image row r is live in the image's state.
-func (rs *rowSpace) alive(r int) bool { return !rs.dead.has(r) }
-
 // Alive reports whether row r is a row of the table's state: false for a
 // row an update or delete hid after the image's rows were laid out.
 // Every consumer that iterates rows skips the rows that are not alive.
-func (t *NodeTable) Alive(r int) bool { return t.rs.alive(r) }
-
-// Live returns the number of live nodes (Len minus the dead rows).
-func (t *NodeTable) Live() int {
-	if t.rs.dead == nil {
-		return len(t.IDs)
-	}
-	return t.rs.live
-}
+func (rs *rowSpace) Alive(r int) bool { return !rs.dead.has(r) }
 
 // HasDead reports whether some row of the image is not alive.
-func (t *NodeTable) HasDead() bool { return t.rs.dead != nil }
+func (rs *rowSpace) HasDead() bool { return rs.dead != nil }
 
-// Alive: see NodeTable.Alive.
-func (t *EdgeTable) Alive(r int) bool { return t.rs.alive(r) }
-
-// Live returns the number of live edges.
-func (t *EdgeTable) Live() int {
-	if t.rs.dead == nil {
-		return len(t.IDs)
+// liveOf is the live row count of an image of n rows.
+func (rs *rowSpace) liveOf(n int) int {
+	if rs.dead == nil {
+		return n
 	}
-	return t.rs.live
+	return rs.live
 }
 
-// HasDead: see NodeTable.HasDead.
-func (t *EdgeTable) HasDead() bool { return t.rs.dead != nil }
+// Live returns the number of live nodes (Len minus the dead rows).
+func (t *NodeTable) Live() int { return t.liveOf(len(t.IDs)) }
+
+// Live returns the number of live edges.
+func (t *EdgeTable) Live() int { return t.liveOf(len(t.IDs)) }
 
 // liveRows returns the image rows that are alive, in row order (the
 // state's live rows in state order).
 func (rs *rowSpace) liveRows(n int) []int32 {
 	out := make([]int32, 0, n)
 	for r := range n {
-		if rs.alive(r) {
+		if rs.Alive(r) {
 			out = append(out, int32(r))
 		}
 	}
@@ -144,10 +133,7 @@ func (rs *rowSpace) liveRows(n int) []int32 {
 }
 
 // LiveRows lists the live rows of the image in row order.
-func (t *NodeTable) LiveRows() []int32 { return t.rs.liveRows(len(t.IDs)) }
-
-// LiveRows lists the live rows of the image in row order.
-func (t *EdgeTable) LiveRows() []int32 { return t.rs.liveRows(len(t.IDs)) }
+func (t *NodeTable) LiveRows() []int32 { return t.liveRows(len(t.IDs)) }
 
 // compactRows returns the live rows of r (an image with row space rs) as
 // dense Rows: the content a from-scratch decode of the state has.
@@ -178,9 +164,9 @@ func compactRows(r *Rows, rs *rowSpace) *Rows {
 
 // Compact returns the live rows of the image as dense rows (tests and
 // Check compare them with a decode).
-func (t *NodeTable) Compact() *Rows { return compactRows(&Rows{IDs: t.IDs, Cols: t.Cols}, &t.rs) }
+func (t *NodeTable) Compact() *Rows { return compactRows(&Rows{IDs: t.IDs, Cols: t.Cols}, &t.rowSpace) }
 
 // Compact: see NodeTable.Compact.
 func (t *EdgeTable) Compact() *Rows {
-	return compactRows(&Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, &t.rs)
+	return compactRows(&Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, &t.rowSpace)
 }

@@ -64,10 +64,10 @@ type VectorPart struct {
 // false when t carries no fragment layout (an in-memory table); callers
 // then analyze the column themselves.
 func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([]TextPart, bool, error) {
-	if t.rs.layout == nil {
+	if t.layout == nil {
 		return nil, false, nil
 	}
-	parts := make([]TextPart, 0, len(t.rs.layout.keys))
+	parts := make([]TextPart, 0, len(t.layout.keys))
 	err := fragIndexes(ctx, s, t, index.KindText, field, "search/fts/", "search/fts-mem/", index.ReadText,
 		func(rows *Rows) *index.TextIndex {
 			col := rows.Cols[field]
@@ -93,10 +93,10 @@ func (s *Snapshot) TextParts(ctx context.Context, t *NodeTable, field string) ([
 // fragment, contiguous) elsewhere.
 func (s *Snapshot) VectorParts(ctx context.Context, t *NodeTable, field string) ([]VectorPart, bool, error) {
 	prop, ok := t.Type.Prop(field)
-	if t.rs.layout == nil || !ok {
+	if t.layout == nil || !ok {
 		return nil, false, nil
 	}
-	parts := make([]VectorPart, 0, len(t.rs.layout.keys))
+	parts := make([]VectorPart, 0, len(t.layout.keys))
 	err := fragIndexes(ctx, s, t, index.KindVector, field, "search/ivf/", "search/flat/", index.ReadVector,
 		func(rows *Rows) *index.VectorIndex {
 			col := rows.Cols[field]
@@ -125,7 +125,7 @@ func (s *Snapshot) VectorParts(ctx context.Context, t *NodeTable, field string) 
 // the index.
 func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, t *NodeTable, kind, field, persisted, mem string,
 	read func(context.Context, storage.Store, string) (X, error), build func(*Rows) X, emit func(FragPos, X, bool)) error {
-	fs := t.rs.layout
+	fs := t.layout
 	st, err := s.State(ctx, NodeKey(t.Type.Name))
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, 
 		if err != nil {
 			return err
 		}
-		emit(FragPos{start: t.rs.place.start[i], skip: t.rs.place.skip[i], dels: fs.dels[i]}, v.(X), stored)
+		emit(FragPos{start: t.place.start[i], skip: t.place.skip[i], dels: fs.dels[i]}, v.(X), stored)
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 			return nil, 0, err
 		}
 		s.retireImages(ctx, tk)
-		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rs: rs}, size, nil
+		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}, size, nil
 	})
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
 			return nil, 0, err
 		}
 		s.retireImages(ctx, tk)
-		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rs: rs}, size, nil
+		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}, size, nil
 	})
 	if err != nil {
 		return nil, err

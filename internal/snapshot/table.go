@@ -28,7 +28,7 @@ type NodeTable struct {
 	// Row answers through the fragments' own id indexes until the image
 	// has served rowLookupsBeforeIndex(n) lookups, so a read right after
 	// a write does not hash the whole table for a few point lookups.
-	rs      rowSpace
+	rowSpace
 	lookups atomic.Int64
 
 	// ix holds the scan indexes of this image (index.go).
@@ -42,7 +42,7 @@ func (t *NodeTable) Len() int { return len(t.IDs) }
 
 // Row returns the row of node id (never a dead row).
 func (t *NodeTable) Row(id string) (int, bool) {
-	if fs := t.rs.layout; fs != nil && (len(fs.parts) == 1 && fs.dels[0] == nil ||
+	if fs := t.layout; fs != nil && (len(fs.parts) == 1 && fs.dels[0] == nil ||
 		t.lookups.Load() < rowLookupsBeforeIndex(len(t.IDs))) {
 		// A single clean fragment's own index is exactly the image's.
 		t.lookups.Add(1)
@@ -50,12 +50,12 @@ func (t *NodeTable) Row(id string) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		return t.rs.place.row(part, off)
+		return t.place.row(part, off)
 	}
 	t.idxOnce.Do(func() {
 		t.byID = make(map[string]int32, t.Live())
 		for i, id := range t.IDs {
-			if t.rs.alive(i) {
+			if t.Alive(i) {
 				t.byID[id] = int32(i)
 			}
 		}
@@ -99,7 +99,7 @@ type EdgeTable struct {
 	out     map[string][]int32 // src id → edge rows, in row order
 	in      map[string][]int32 // dst id → edge rows, in row order
 
-	rs rowSpace // layout, placement, dead rows, grow token (rowspace.go)
+	rowSpace // layout, placement, dead rows, grow token (rowspace.go)
 
 	csrs  csrCache // row-resolved adjacencies for traversal (adjacency.go)
 	noCSR bool     // walk the id-keyed maps instead (tests compare the two)
@@ -114,7 +114,7 @@ func (t *EdgeTable) buildAdjacency() {
 		t.out = make(map[string][]int32)
 		t.in = make(map[string][]int32)
 		for i := range t.IDs {
-			if !t.rs.alive(i) {
+			if !t.Alive(i) {
 				continue
 			}
 			t.out[t.Src[i]] = append(t.out[t.Src[i]], int32(i))
