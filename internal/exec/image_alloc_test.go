@@ -66,3 +66,38 @@ func TestPointWriteReadBytesFlat(t *testing.T) {
 			growth, small, smallN, big, bigN, maxBytesPerRow)
 	}
 }
+
+// TestDeadRowsBounded pins the other half of the bargain: dead rows cost
+// memory, so no image keeps more than a quarter of its rows dead
+// (snapshot.maxDeadFraction) — past that the next image is rebuilt
+// densely — while the images between rebuilds are derived.
+func TestDeadRowsBounded(t *testing.T) {
+	ctx := context.Background()
+	const persons, updates = 400, 300
+	g, _, _ := peopleGraph(t, Options{}, 3, persons, 0)
+	set := engPlan(t, g, "set_age")
+	derived, rebuilt, wasDead := 0, 0, false
+	for i := range updates {
+		if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": fmt.Sprintf("n%d", (i*37)%persons), "age": i % 90}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, nt := headNodes(t, g, "Person")
+		if nt.Live() != persons {
+			t.Fatalf("update %d: %d live persons, want %d", i, nt.Live(), persons)
+		}
+		if dead := nt.Len() - nt.Live(); dead*4 > nt.Len() {
+			t.Fatalf("update %d: %d of %d rows dead: more than a quarter", i, dead, nt.Len())
+		}
+		if nt.Derived() {
+			derived++
+		}
+		if wasDead && !nt.HasDead() {
+			rebuilt++
+		}
+		wasDead = nt.HasDead()
+	}
+	if derived < updates/2 || rebuilt == 0 {
+		t.Fatalf("%d of %d images derived, %d dense rebuilds: the test is vacuous", derived, updates, rebuilt)
+	}
+	t.Logf("%d of %d images derived, %d dense rebuilds", derived, updates, rebuilt)
+}

@@ -14,9 +14,11 @@ import (
 // the first read after a one-row write cost a decode of the whole table, so
 // images are assembled from per-fragment images instead: each Parquet
 // fragment is decoded once, whole (its deletion vector ignored), and cached
-// by its immutable object key; a table image is the concatenation of its
-// fragments' live rows, in state order — exactly the rows and order a scan
-// of the state returns (TestImageAssemblyMatchesScan).
+// by its immutable object key; the first image of a table is the
+// concatenation of its fragments' live rows, in state order — exactly the
+// rows and order a scan of the state returns (TestImageAssemblyMatchesScan)
+// — and later ones are derived from it without a copy (derive.go), their
+// live rows in the same order.
 
 // Rows is the decoded content of a fragment or a table state: row i is
 // IDs[i] (with Src[i], Dst[i] for edges) and property values Cols[p][i].
