@@ -149,7 +149,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 						}
 					}
 					// Every query shape answers over the image as over the decode.
-					for _, qn := range []string{"pk", "scan_age", "count_all", "count_age", "hop2", "hop_in", "agg", "order", "edges"} {
+					for _, qn := range []string{"pk", "scan_age", "count_all", "count_age", "hop2", "hop_in", "agg", "order", "edges", "text"} {
 						p := headPlan(t, g, deriveReadQueries, qn)
 						params := map[string]any{"n": fmt.Sprintf("n%d", s%30), "a": int64(s % 90)}
 						for _, noIx := range []bool{false, true} {
@@ -189,7 +189,7 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 
 // deriveReadQueries are the read shapes TestDerivedImageMatchesAssembly
 // runs over images with dead rows: key lookup, filtered scan, counts,
-// traversals both ways, grouping, ordering and an edge scan.
+// traversals both ways, grouping, ordering, an edge scan and BM25 ranking.
 const deriveReadQueries = `
 query pk($n: String) { match { $p: Person { name: $n } } return { $p.name, $p.age } }
 query scan_age($a: I32) { match { $p: Person  $p.age >= $a } return { $p.name, $p.age } }
@@ -200,6 +200,7 @@ query hop_in($n: String) { match { $p: Person { name: $n }  $q knows $p } return
 query agg() { match { $p: Person  $p knows $q } return { $p.name, count($q) } }
 query order() { match { $p: Person } return { $p.name, $p.age } order { $p.age desc, $p.name } limit 7 }
 query edges() { match { $p: Person  $p knows $q } return { $p.name, $q.name } }
+query text() { match { $p: Person } return { $p.name } order { bm25($p.name, "n1 n2 n7 m5 m9") } limit 4 }
 `
 
 // cloneRows deep-copies decoded rows (a later image must not be able to
