@@ -203,7 +203,10 @@ func (s *Snapshot) materialize(ctx context.Context, tk string, props []*schema.P
 		// built for before on this handle (one being written).
 		img, rs = assembleFrom(fs, props, edge, len(s.recentImages(tk)) > 0)
 	}
-	size := imageSize(len(img.IDs), len(props), edge) + int64(len(rs.dead))*8
+	// Charged by capacity: the spare room of a table being written is
+	// memory too (a derived image shares its parent's arrays and is
+	// charged for them again, an overestimate while both are cached).
+	size := imageSize(cap(img.IDs), len(props), edge) + int64(len(rs.dead))*8
 	return img, rs, size, nil
 }
 
