@@ -24,7 +24,7 @@ type NodeTable struct {
 	idxOnce sync.Once
 	byID    map[string]int32
 
-	// rs.layout, if set, is the fragment view the image was built from:
+	// rowSpace.layout, if set, is the fragment view the image was built from:
 	// Row answers through the fragments' own id indexes until the image
 	// has served rowLookupsBeforeIndex(n) lookups, so a read right after
 	// a write does not hash the whole table for a few point lookups.
