@@ -87,8 +87,11 @@ func (g *Graph) ReadBlob(ctx context.Context, t Target, cell BlobCell) (*Blob, e
 		if err != nil {
 			return nil, err
 		}
-		if row := slices.Index(tab.IDs, cell.ID); row >= 0 {
-			found, v = true, tab.Value(row, cell.Property)
+		for row, id := range tab.IDs {
+			if id == cell.ID && tab.Alive(row) {
+				found, v = true, tab.Value(row, cell.Property)
+				break
+			}
 		}
 	} else {
 		tab, err := snap.Nodes(ctx, cell.Type)

@@ -31,6 +31,7 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		return r.pushRanked(ctx, o, l, tbl, s, buf, nil, true)
 	}
 	out := newRowSet(r.mem, l.width(), 0)
+	dead := tbl.HasDead()
 	for k := 0; k < n; k++ {
 		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -40,6 +41,8 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		i := k
 		if indexed {
 			i = int(rows[k])
+		} else if dead && !tbl.Alive(i) {
+			continue
 		}
 		buf[s] = int32(i)
 		keep := true
@@ -162,8 +165,12 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 	}
 	rows, preds, total, indexed := r.indexedScan(sc, tbl, preds, false)
 	if len(preds) == 0 {
+		if !indexed {
+			return int64(tbl.Live()), true, nil
+		}
 		return int64(total), true, nil
 	}
+	dead := tbl.HasDead()
 	buf := make([]int32, l.width())
 	for i := range buf {
 		buf[i] = -1
@@ -177,6 +184,8 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 		i := int32(k)
 		if indexed {
 			i = rows[k]
+		} else if dead && !tbl.Alive(k) {
+			continue
 		}
 		buf[s] = i
 		keep := true

@@ -50,6 +50,9 @@ func (r *runner) textIndex(t *snapshot.NodeTable, field string) *textIndex {
 		if col == nil {
 			break
 		}
+		if !t.Alive(i) {
+			continue // hidden by a write: not part of the corpus
+		}
 		s, ok := col[i].(string)
 		if !ok {
 			continue // null field: not part of the corpus
@@ -300,10 +303,7 @@ type scored struct {
 func (r *runner) rankEntities(ctx context.Context, rk *query.RankSpec, k int64, t *snapshot.NodeTable, cands []int32, all bool) ([]int32, error) {
 	listAll := func() {
 		if all {
-			cands = make([]int32, t.Len())
-			for i := range cands {
-				cands[i] = int32(i)
-			}
+			cands = t.LiveRows()
 			all = false
 		}
 	}

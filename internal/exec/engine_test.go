@@ -134,6 +134,9 @@ func engEdgesAt(t testing.TB, g *Graph, at Target, typ string) []string {
 	}
 	var out []string
 	for i := range et.IDs {
+		if !et.Alive(i) {
+			continue
+		}
 		out = append(out, et.Src[i]+">"+et.Dst[i])
 	}
 	slices.Sort(out)
@@ -153,6 +156,9 @@ func engNodesAt(t testing.TB, g *Graph, at Target, typ, prop string) []string {
 	}
 	var out []string
 	for i, id := range nt.IDs {
+		if !nt.Alive(i) {
+			continue
+		}
 		s := id
 		if prop != "" {
 			s += "=" + value.FormatValue(nt.Type.Props[0].Type, nil)

@@ -420,6 +420,9 @@ func linCheck(t *testing.T, g *Graph, history []linOp) {
 		}
 		out := map[string]int64{}
 		for i, id := range tab.IDs {
+			if !tab.Alive(i) {
+				continue
+			}
 			out[id] = tab.Value(i, "v").(int64)
 		}
 		return out

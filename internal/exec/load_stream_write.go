@@ -34,8 +34,8 @@ func (s *loadStream) prepare(ctx context.Context, snap *snapshot.Snapshot) (*pre
 				}
 				// Validate finds edges left pointing at removed nodes
 				// through the committed ids the overwrite drops.
-				for _, id := range tab.IDs {
-					if _, staged := nd.lookup(id); !staged {
+				for i, id := range tab.IDs {
+					if _, staged := nd.lookup(id); !staged && tab.Alive(i) {
 						nd.Deletes = append(nd.Deletes, id)
 					}
 				}
@@ -50,8 +50,8 @@ func (s *loadStream) prepare(ctx context.Context, snap *snapshot.Snapshot) (*pre
 			}
 			if et := tab.Type; et.Card.Min > 0 || !et.Card.Unbounded {
 				seen := map[string]bool{}
-				for _, src := range tab.Src {
-					if !seen[src] {
+				for i, src := range tab.Src {
+					if !seen[src] && tab.Alive(i) {
 						seen[src] = true
 						nd.Vacated = append(nd.Vacated, src)
 					}

@@ -126,6 +126,9 @@ func maintContent(t testing.TB, g *Graph, target Target) string {
 			t.Fatal(err)
 		}
 		for i, id := range tab.IDs {
+			if !tab.Alive(i) {
+				continue
+			}
 			fmt.Fprintf(&b, "%s %s", nt.Name, id)
 			for _, p := range nt.Props {
 				fmt.Fprintf(&b, " %v", tab.Value(i, p.Name))
@@ -139,6 +142,9 @@ func maintContent(t testing.TB, g *Graph, target Target) string {
 			t.Fatal(err)
 		}
 		for i, id := range tab.IDs {
+			if !tab.Alive(i) {
+				continue
+			}
 			fmt.Fprintf(&b, "%s %s %s>%s", et.Name, id, tab.Src[i], tab.Dst[i])
 			for _, p := range et.Props {
 				fmt.Fprintf(&b, " %v", tab.Value(i, p.Name))

@@ -115,6 +115,9 @@ func (h *bh) nodes(t Target, typ, prop string) []string {
 	_, nt := nodesAt(h.t, h.g, t, typ)
 	var out []string
 	for i, id := range nt.IDs {
+		if !nt.Alive(i) {
+			continue
+		}
 		s := id
 		if prop != "" {
 			s = fmt.Sprintf("%s=%v", id, nt.Value(i, prop))

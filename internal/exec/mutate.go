@@ -293,7 +293,7 @@ func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id
 		return err
 	}
 	for i, id := range ct.IDs {
-		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !ct.Alive(i) {
 			continue
 		}
 		fn(id, true, func(p string) any { return ct.Value(i, p) }, func() Row {
@@ -321,7 +321,7 @@ func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id
 		return err
 	}
 	for i, id := range ct.IDs {
-		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] {
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !ct.Alive(i) {
 			continue
 		}
 		fn(id, ct.Src[i], ct.Dst[i], true, func(p string) any { return ct.Value(i, p) })

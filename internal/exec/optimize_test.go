@@ -111,6 +111,9 @@ func NodeIDFor(t *testing.T, snap *snapshot.Snapshot, typ, key string) string {
 		t.Fatal(err)
 	}
 	for i, id := range nt.IDs {
+		if !nt.Alive(i) {
+			continue
+		}
 		if nt.Value(i, "name") == key {
 			return id
 		}

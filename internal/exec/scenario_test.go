@@ -201,6 +201,9 @@ func scenarioRows(ctx context.Context, g *Graph, branch, typ string) (string, er
 	}
 	var lines []string
 	for i, id := range nt.IDs {
+		if !nt.Alive(i) {
+			continue
+		}
 		l := id
 		for _, p := range nt.Type.Props {
 			if v := nt.Value(i, p.Name); v != nil {

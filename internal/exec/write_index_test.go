@@ -90,6 +90,9 @@ func graphRows(t *testing.T, g *Graph) []string {
 	_, nt := headNodes(t, g, "Person")
 	var out []string
 	for i, id := range nt.IDs {
+		if !nt.Alive(i) {
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s %v", id, nt.Value(i, "age")))
 	}
 	out = append(out, engEdgesAt(t, g, Target{}, "Knows")...)

@@ -78,16 +78,21 @@ func (t *EdgeTable) RowCSR(in bool, key, far *NodeTable) *CSR {
 		if in {
 			nearEnd, farEnd = t.Dst, t.Src
 		}
-		e.c = buildCSR(nearEnd, farEnd, key, far)
+		e.c = buildCSR(nearEnd, farEnd, &t.rowSpace, key, far)
 	})
 	return e.c
 }
 
-func buildCSR(nearEnd, farEnd []string, key, far *NodeTable) *CSR {
+// buildCSR resolves the live edges of an edge image (row space ers).
+func buildCSR(nearEnd, farEnd []string, ers *rowSpace, key, far *NodeTable) *CSR {
 	n := key.Len()
 	off := make([]int32, n+1)
 	near := make([]int32, len(nearEnd))
 	for e, id := range nearEnd {
+		if !ers.Alive(e) {
+			near[e] = -1
+			continue
+		}
 		r, ok := key.Row(id)
 		if !ok {
 			near[e] = -1

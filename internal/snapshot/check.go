@@ -41,22 +41,29 @@ func (s *Snapshot) Check(ctx context.Context, tk string, probe []string) error {
 	kind, name := SplitKey(tk)
 	edge := kind == "edge"
 	var img *Rows
+	var rs *rowSpace
+	n := 0 // image rows, dead ones included
 	if edge {
 		et, err := s.Edges(ctx, name)
 		if err != nil {
 			return err
 		}
-		img = &Rows{IDs: et.IDs, Src: et.Src, Dst: et.Dst, Cols: et.Cols}
+		img, rs, n = et.Compact(), &et.rowSpace, et.Len()
 	} else {
 		nt, err := s.Nodes(ctx, name)
 		if err != nil {
 			return err
 		}
-		img = &Rows{IDs: nt.IDs, Cols: nt.Cols}
+		img, rs, n = nt.Compact(), &nt.rowSpace, nt.Len()
 	}
 	if !slices.Equal(img.IDs, want.IDs) || !slices.Equal(img.Src, want.Src) || !slices.Equal(img.Dst, want.Dst) ||
 		!reflect.DeepEqual(img.Cols, want.Cols) {
-		return fail("image differs from its decode")
+		return fail("image's live rows differ from its decode")
+	}
+	// live[w] is the image row of the decode's row w.
+	live := rs.liveRows(n)
+	if rs.dead != nil && rs.live != len(live) {
+		return fail("image counts %d live rows, its bitmap %d", rs.live, len(live))
 	}
 	row := make(map[string]int, len(want.IDs))
 	for i, id := range want.IDs {
@@ -78,7 +85,11 @@ func (s *Snapshot) Check(ctx context.Context, tk string, probe []string) error {
 	for _, id := range ids {
 		w, exists := row[id]
 		part, off, ok := fs.Locate(id)
-		if ok != exists || (ok && (fs.imageRow(part, off) != w || fs.parts[part].IDs[off] != id)) {
+		r, present := 0, false
+		if ok && rs.place != nil {
+			r, present = rs.place.row(part, off)
+		}
+		if ok != exists || (ok && (!present || r != int(live[w]) || fs.parts[part].IDs[off] != id)) {
 			return fail("Locate(%s) = (%d, %d, %v), want row %d, exists %v", id, part, off, ok, w, exists)
 		}
 		if edge {
@@ -106,13 +117,13 @@ func (s *Snapshot) Check(ctx context.Context, tk string, probe []string) error {
 		for range rowLookupsBeforeIndex(nt.Len())/int64(len(ids)+1) + 1 {
 			for _, id := range ids {
 				w, exists := row[id]
-				if r, ok := nt.Row(id); ok != exists || (ok && r != w) {
+				if r, ok := nt.Row(id); ok != exists || (ok && r != int(live[w])) {
 					return fail("Row(%s) = %d %v after %d lookups, want %d %v", id, r, ok, nt.lookups.Load(), w, exists)
 				}
 			}
 		}
 	}
-	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols}
+	flat := &NodeTable{Type: nt.Type, IDs: nt.IDs, Cols: nt.Cols, rowSpace: rowSpace{dead: nt.dead, live: nt.live}}
 	if nt.KeyCanonical() != flat.KeyCanonical() {
 		return fail("KeyCanonical with layout %v, without %v", nt.KeyCanonical(), flat.KeyCanonical())
 	}
@@ -177,7 +188,7 @@ func (s *Snapshot) checkCommittedRows(ctx context.Context, tk string, ids []stri
 
 // Derived reports whether the image was derived from an older image of the
 // same table (derive.go) rather than assembled from its fragments.
-func (t *NodeTable) Derived() bool { return t.grow != nil }
+func (t *NodeTable) Derived() bool { return t.derived }
 
 // Derived: see NodeTable.Derived.
-func (t *EdgeTable) Derived() bool { return t.grow != nil }
+func (t *EdgeTable) Derived() bool { return t.derived }

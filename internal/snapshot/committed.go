@@ -103,6 +103,9 @@ func (s *Snapshot) uniqueIndex(ctx context.Context, typeKey string, cols []strin
 				return nil, 0, err
 			}
 			for i, id := range t.IDs {
+				if !t.Alive(i) {
+					continue
+				}
 				add(id, func(col string) any { return t.Value(i, col) })
 			}
 		} else {
@@ -111,6 +114,9 @@ func (s *Snapshot) uniqueIndex(ctx context.Context, typeKey string, cols []strin
 				return nil, 0, err
 			}
 			for i, id := range t.IDs {
+				if !t.Alive(i) {
+					continue
+				}
 				add(id, func(col string) any {
 					if _, isProp := t.Cols[col]; !isProp {
 						switch col {

@@ -1,57 +1,68 @@
 package snapshot
 
 import (
-	"reflect"
-	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
-// Derived images. An insert-only write appends one fragment to a table
-// state and leaves every other fragment (and deletion vector) as it was;
-// inline compaction replaces a run of trailing fragments by new ones
-// holding the same rows in the same order. In both cases the new image is
-// the old image plus some rows at its end, so it is derived from a recent
-// image of the same table (retire.go's ring) instead of copying every
-// live row again:
+// Derived images. A write adds fragments to a table state and hides
+// replaced or deleted rows with deletion vectors, leaving every other
+// fragment as it was; inline compaction replaces a run of fragments by
+// new ones holding their live rows. The new image is therefore derived
+// from a recent image of the same table (retire.go's ring) without
+// copying its live rows (rowspace.go):
 //
-//   - the longest common prefix of the two fragment lists (same fragment,
-//     same deletion vector) holds the same image rows;
-//   - the old image's rows after that prefix must equal the first rows of
-//     the new state's tail, row by row (a compaction rewrote them);
-//   - the remaining new rows are appended.
+//   - every fragment both layouts hold keeps its image rows; the rows
+//     its new deletion vector hides are marked dead (the old image's
+//     dead bitmap is copied, n/8 bytes, and the fragment's bits redone);
+//   - the rows of a fragment the new layout no longer holds are marked
+//     dead (a compaction rewrote them into a new fragment);
+//   - the live rows of the fragments only the new layout holds are
+//     appended, in state order.
+//
+// Live rows stay in state order as long as the kept fragments are in the
+// same order in both layouts and every new fragment comes after them;
+// anything else (and a row a kept fragment brings back, which only a
+// branch switch does) assembles the image from its fragments. So does a
+// derivation whose dead rows would pass a quarter of the image: the dense
+// rebuild copies the live rows once, after which a quarter of the table
+// must change again before the next one.
 //
 // Appending shares the old image's backing arrays when they have room: a
-// derived image is allocated with spare capacity, and the capacity past an
-// image's length is handed to the first image derived from it, exactly
-// once (growToken). Rows an image can see are never written again, so
-// images stay immutable. Anything else (an update or delete hiding an old
-// row) assembles the image from its fragments as before.
+// written table's image is allocated with spare capacity, and the
+// capacity past an image's length is handed to the first image derived
+// from it, exactly once (growToken). Rows an image can see are never
+// written again, so images stay immutable.
 //
 // TestDerivedImageMatchesAssembly compares derived images with from-scratch
-// decodes across inserts, compactions, updates, deletes and branches.
+// decodes across inserts, compactions, updates, deletes, branches and
+// schema applies.
 
 // growToken guards the backing capacity past one image's length: only the
 // derivation that claims it may write there.
 type growToken struct{ claimed atomic.Bool }
 
-// imageRows views a cached table image as decoded rows, with its layout and
-// grow token; ok is false for an image without a layout.
-func imageRows(v any) (d *Rows, layout *Layout, grow *growToken, ok bool) {
+// maxDeadFraction: a derived image with more than 1/maxDeadFraction of
+// its rows dead is rebuilt densely instead.
+const maxDeadFraction = 4
+
+// imageRows views a cached table image as its rows and row space; ok is
+// false for an image without a layout.
+func imageRows(v any) (*Rows, *rowSpace, bool) {
 	switch t := v.(type) {
 	case *NodeTable:
-		return &Rows{IDs: t.IDs, Cols: t.Cols}, t.layout, t.grow, t.layout != nil
+		return &Rows{IDs: t.IDs, Cols: t.Cols}, &t.rowSpace, t.layout != nil
 	case *EdgeTable:
-		return &Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, t.layout, t.grow, t.layout != nil
+		return &Rows{IDs: t.IDs, Src: t.Src, Dst: t.Dst, Cols: t.Cols}, &t.rowSpace, t.layout != nil
 	}
-	return nil, nil, nil, false
+	return nil, nil, false
 }
 
 // deriveImage builds the image of fs from a recent image of the same
-// table when fs only adds rows at its end; ok is false otherwise.
-func (s *Snapshot) deriveImage(tk string, fs *Layout, props []*schema.Property, edge bool) (*Rows, *growToken, bool) {
+// table; ok is false when none can be derived from.
+func (s *Snapshot) deriveImage(tk string, fs *Layout, props []*schema.Property, edge bool) (*Rows, rowSpace, bool) {
 	for _, key := range s.recentImages(tk) {
 		if key == s.ImageKey(tk) {
 			continue
@@ -65,147 +76,145 @@ func (s *Snapshot) deriveImage(tk string, fs *Layout, props []*schema.Property, 
 		if !found {
 			continue
 		}
-		old, ofs, grow, ok := imageRows(v)
+		old, ors, ok := imageRows(v)
 		if !ok {
 			continue
 		}
-		if d, g, ok := extendImage(old, ofs, grow, fs, props, edge); ok {
-			return d, g, true
+		if d, rs, ok := extendImage(old, ors, fs, props, edge); ok {
+			return d, rs, true
 		}
 	}
-	return nil, nil, false
+	return nil, rowSpace{}, false
 }
 
-// extendImage derives the image of fs from old (the image of ofs).
-func extendImage(old *Rows, ofs *Layout, grow *growToken, fs *Layout, props []*schema.Property, edge bool) (*Rows, *growToken, bool) {
-	p := 0
-	for p < len(ofs.keys) && p < len(fs.keys) && ofs.keys[p] == fs.keys[p] && ofs.dvs[p] == fs.dvs[p] {
-		p++
+// extendImage derives the image of fs from old (an image with row space
+// ors).
+func extendImage(old *Rows, ors *rowSpace, fs *Layout, props []*schema.Property, edge bool) (*Rows, rowSpace, bool) {
+	ofs, opl := ors.layout, ors.place
+	oldPart := make(map[string]int, len(ofs.keys))
+	for j, k := range ofs.keys {
+		oldPart[k] = j
 	}
-	if p == 0 || len(old.IDs) != ofs.live {
-		return nil, nil, false
+	// Kept fragments in the same order, new ones after all of them.
+	kept := make([]int, len(fs.keys)) // old part index, -1 for a new one
+	last, fresh, appended := -1, false, 0
+	for i, k := range fs.keys {
+		j, ok := oldPart[k]
+		if !ok {
+			kept[i], fresh = -1, true
+			appended += len(fs.parts[i].IDs) - len(fs.dels[i])
+			continue
+		}
+		if fresh || j <= last {
+			return nil, rowSpace{}, false
+		}
+		kept[i], last = j, j
 	}
-	oldBase, newBase := ofs.live, fs.live
-	if p < len(ofs.keys) {
-		oldBase = ofs.base[p]
+	if last < 0 {
+		return nil, rowSpace{}, false // nothing kept: assembling costs the same
 	}
-	if p < len(fs.keys) {
-		newBase = fs.base[p]
-	}
-	oldTail, newTail := ofs.live-oldBase, fs.live-newBase
-	if oldBase != newBase || newTail < oldTail {
-		return nil, nil, false
-	}
-	// Walk the new tail's live rows: the first oldTail must be old's rows
-	// after the prefix; the rest are appended. Ids are compared first, on
-	// their own: a row hidden by an update or delete shows up there
-	// cheaply, before any value is compared.
-	type rowRef struct {
-		d   *Rows
-		off int
-	}
-	var tail []rowRef
-	for i := p; i < len(fs.parts); i++ {
-		d, dels := fs.parts[i], fs.dels[i]
-		for off := range d.IDs {
-			if _, gone := slices.BinarySearch(dels, int64(off)); gone {
+	n := len(old.IDs)
+	total := n + appended
+	dead := newDeadBits(total)
+	copy(dead, ors.dead)
+	keptOld := make([]bool, len(ofs.keys))
+	for i, j := range kept {
+		if j < 0 {
+			continue
+		}
+		keptOld[j] = true
+		if fs.dvs[i] == ofs.dvs[j] {
+			continue
+		}
+		// Redo the fragment's bits from its new deletion vector; a row
+		// the image does not hold must still be deleted.
+		lo := opl.start[j]
+		dead.setRange(lo, lo+opl.count[j], false)
+		skip, k := opl.skip[j], 0
+		for _, off := range fs.dels[i] {
+			if k < len(skip) && skip[k] < off {
+				return nil, rowSpace{}, false // skip[k] is back: not derivable
+			}
+			if k < len(skip) && skip[k] == off {
+				k++
 				continue
 			}
-			if k := len(tail); k < oldTail && old.IDs[oldBase+k] != d.IDs[off] {
-				return nil, nil, false
+			dead.set(lo + int(off) - k)
+		}
+		if k < len(skip) {
+			return nil, rowSpace{}, false
+		}
+	}
+	for j, ok := range keptOld {
+		if !ok {
+			dead.setRange(opl.start[j], opl.start[j]+opl.count[j], true)
+		}
+	}
+	nDead := dead.count()
+	if nDead*maxDeadFraction > total {
+		return nil, rowSpace{}, false
+	}
+	rs := rowSpace{layout: fs, live: total - nDead, grow: ors.grow, derived: true,
+		place: &placement{start: make([]int, len(fs.keys)), skip: make([][]int64, len(fs.keys)), count: make([]int, len(fs.keys))}}
+	if nDead > 0 {
+		rs.dead = dead
+	}
+	at := n
+	for i, j := range kept {
+		if j >= 0 {
+			rs.place.start[i], rs.place.skip[i], rs.place.count[i] = opl.start[j], opl.skip[j], opl.count[j]
+			continue
+		}
+		rs.place.start[i], rs.place.skip[i] = at, fs.dels[i]
+		rs.place.count[i] = len(fs.parts[i].IDs) - len(fs.dels[i])
+		at += rs.place.count[i]
+	}
+	if appended == 0 {
+		// Same rows: share them and their spare room.
+		return old, rs, true
+	}
+	inPlace := ors.grow != nil && cap(old.IDs) >= total && (!edge || cap(old.Src) >= total && cap(old.Dst) >= total)
+	for _, q := range props {
+		inPlace = inPlace && cap(old.Cols[q.Name]) >= total
+	}
+	if !inPlace || !ors.grow.claimed.CompareAndSwap(false, true) {
+		// No room (or another derivation took it): rebuild densely with
+		// room rather than copy the dead rows too.
+		return nil, rowSpace{}, false
+	}
+	out := &Rows{IDs: old.IDs, Src: old.Src, Dst: old.Dst, Cols: make(map[string][]any, len(props))}
+	for _, q := range props {
+		out.Cols[q.Name] = old.Cols[q.Name]
+	}
+	for i, j := range kept {
+		if j >= 0 {
+			continue
+		}
+		appendLive(out, fs.parts[i], fs.dels[i], props, edge)
+	}
+	rs.grow = &growToken{}
+	return out, rs, true
+}
+
+// appendLive appends the rows of fragment image d not in dels (sorted) to
+// out.
+func appendLive(out, d *Rows, dels []int64, props []*schema.Property, edge bool) {
+	lo := 0
+	for k := 0; k <= len(dels); k++ {
+		hi := len(d.IDs)
+		if k < len(dels) {
+			hi = int(dels[k])
+		}
+		if hi > lo {
+			out.IDs = append(out.IDs, d.IDs[lo:hi]...)
+			if edge {
+				out.Src = append(out.Src, d.Src[lo:hi]...)
+				out.Dst = append(out.Dst, d.Dst[lo:hi]...)
 			}
-			tail = append(tail, rowRef{d, off})
+			for _, p := range props {
+				out.Cols[p.Name] = append(out.Cols[p.Name], d.Cols[p.Name][lo:hi]...)
+			}
 		}
+		lo = hi + 1
 	}
-	for k, r := range tail[:oldTail] {
-		if !sameRow(old, oldBase+k, r.d, r.off, props, edge) {
-			return nil, nil, false
-		}
-	}
-	extra := tail[oldTail:]
-	if len(extra) == 0 {
-		return old, grow, true // same rows: share the image and its spare room
-	}
-	n := len(old.IDs) + len(extra)
-	inPlace := grow != nil && cap(old.IDs) >= n && (!edge || cap(old.Src) >= n && cap(old.Dst) >= n)
-	for _, q := range props {
-		inPlace = inPlace && cap(old.Cols[q.Name]) >= n
-	}
-	out := &Rows{Cols: make(map[string][]any, len(props))}
-	if inPlace && grow.claimed.CompareAndSwap(false, true) {
-		out.IDs = old.IDs
-		if edge {
-			out.Src, out.Dst = old.Src, old.Dst
-		}
-		for _, q := range props {
-			out.Cols[q.Name] = old.Cols[q.Name]
-		}
-	} else {
-		room := n + n/4 + 1024
-		out.IDs = append(make([]string, 0, room), old.IDs...)
-		if edge {
-			out.Src = append(make([]string, 0, room), old.Src...)
-			out.Dst = append(make([]string, 0, room), old.Dst...)
-		}
-		for _, q := range props {
-			out.Cols[q.Name] = append(make([]any, 0, room), old.Cols[q.Name]...)
-		}
-	}
-	for _, r := range extra {
-		out.IDs = append(out.IDs, r.d.IDs[r.off])
-		if edge {
-			out.Src = append(out.Src, r.d.Src[r.off])
-			out.Dst = append(out.Dst, r.d.Dst[r.off])
-		}
-		for _, q := range props {
-			out.Cols[q.Name] = append(out.Cols[q.Name], r.d.Cols[q.Name][r.off])
-		}
-	}
-	return out, &growToken{}, true
-}
-
-// sameRow reports whether row i of a and row j of b hold the same entity
-// and values (a compaction copies rows, so values are equal, not shared).
-func sameRow(a *Rows, i int, b *Rows, j int, props []*schema.Property, edge bool) bool {
-	if a.IDs[i] != b.IDs[j] || edge && (a.Src[i] != b.Src[j] || a.Dst[i] != b.Dst[j]) {
-		return false
-	}
-	for _, q := range props {
-		if !sameValue(a.Cols[q.Name][i], b.Cols[q.Name][j]) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameValue is exact equality of two decoded values (NaN differs from
-// itself, which only costs a full assembly).
-func sameValue(x, y any) bool {
-	switch a := x.(type) {
-	case nil:
-		return y == nil
-	case string:
-		b, ok := y.(string)
-		return ok && a == b
-	case int64:
-		b, ok := y.(int64)
-		return ok && a == b
-	case float64:
-		b, ok := y.(float64)
-		return ok && a == b
-	case bool:
-		b, ok := y.(bool)
-		return ok && a == b
-	}
-	tx, ty := reflect.TypeOf(x), reflect.TypeOf(y)
-	if tx != ty {
-		return false
-	}
-	if tx == nil {
-		return true
-	}
-	if tx.Comparable() {
-		return x == y
-	}
-	return reflect.DeepEqual(x, y)
 }

@@ -8,9 +8,11 @@
 //   - table.go: NodeTable and EdgeTable, the decoded images readers use;
 //     Mem, a snapshot held in memory.
 //   - image.go: fragment images (Rows), decoded once per fragment and
-//     concatenated into table images; derive.go extends a recent image
-//     instead when a write only appended rows; retire.go drops superseded
-//     images from the cache.
+//     concatenated into a state's first table image; rowspace.go: an
+//     image's physical rows (where each fragment sits, the dead bitmap);
+//     derive.go derives the image of the next state from a recent one by
+//     marking the rows a write hid dead and appending its new rows, never
+//     copying the table; retire.go drops superseded images from the cache.
 //   - layout.go: a table state seen as its fragments' images and deletion
 //     vectors (Layout): point lookups by id without assembling the image.
 //   - committed.go: the committed-row lookups writes validate against.

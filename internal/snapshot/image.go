@@ -14,9 +14,11 @@ import (
 // the first read after a one-row write cost a decode of the whole table, so
 // images are assembled from per-fragment images instead: each Parquet
 // fragment is decoded once, whole (its deletion vector ignored), and cached
-// by its immutable object key; a table image is the concatenation of its
-// fragments' live rows, in state order — exactly the rows and order a scan
-// of the state returns (TestImageAssemblyMatchesScan).
+// by its immutable object key; the first image of a table is the
+// concatenation of its fragments' live rows, in state order — exactly the
+// rows and order a scan of the state returns (TestImageAssemblyMatchesScan)
+// — and later ones are derived from it without a copy (derive.go), their
+// live rows in the same order.
 
 // Rows is the decoded content of a fragment or a table state: row i is
 // IDs[i] (with Src[i], Dst[i] for edges) and property values Cols[p][i].
@@ -47,37 +49,30 @@ func newRows(n int, props []*schema.Property, edge bool) *Rows {
 	return r
 }
 
-// assembleFrom concatenates the live rows of fs's fragments.
-func assembleFrom(fs *Layout, props []*schema.Property, edge bool) *Rows {
+// assembleFrom concatenates the live rows of fs's fragments: a dense
+// image (no dead row), with spare room for the images derived from it
+// when room (a table being written).
+func assembleFrom(fs *Layout, props []*schema.Property, edge, room bool) (*Rows, rowSpace) {
 	parts, dels, live := fs.parts, fs.dels, fs.live
+	rs := rowSpace{layout: fs, place: densePlacement(fs), live: live}
 	// One fragment without deletions: share its image (both are immutable).
 	if len(parts) == 1 && dels[0] == nil {
-		return parts[0]
+		return parts[0], rs
 	}
-	out := newRows(live, props, edge)
+	n := live
+	if room {
+		n, rs.grow = roomFor(live), &growToken{}
+	}
+	out := newRows(n, props, edge)
 	for i, d := range parts {
-		// Copy the runs of live rows between deleted offsets.
-		lo := 0
-		for k := 0; k <= len(dels[i]); k++ {
-			hi := len(d.IDs)
-			if k < len(dels[i]) {
-				hi = int(dels[i][k])
-			}
-			if hi > lo {
-				out.IDs = append(out.IDs, d.IDs[lo:hi]...)
-				if edge {
-					out.Src = append(out.Src, d.Src[lo:hi]...)
-					out.Dst = append(out.Dst, d.Dst[lo:hi]...)
-				}
-				for _, p := range props {
-					out.Cols[p.Name] = append(out.Cols[p.Name], d.Cols[p.Name][lo:hi]...)
-				}
-			}
-			lo = hi + 1
-		}
+		appendLive(out, d, dels[i], props, edge)
 	}
-	return out
+	return out, rs
 }
+
+// roomFor is the capacity an image of n rows is allocated with: spare room
+// for the rows of the writes derived from it (derive.go).
+func roomFor(n int) int { return n + n/8 + 1024 }
 
 // FragmentImage decodes (cached by schema and fragment key) every row of
 // fragment f, deleted or not.

@@ -45,7 +45,7 @@ type tableIndexes struct {
 	keyCanon bool // every row's id is the canonical rendering of its key
 }
 
-// SortedIndex orders the non-null rows of one property by value (Compare),
+// SortedIndex orders the non-null live rows of one property by value (Compare),
 // ties by row. rank is the value kind of every indexed value; ok is false
 // when the column mixes kinds (then the index is never used).
 type SortedIndex struct {
@@ -57,6 +57,7 @@ type SortedIndex struct {
 	// the common integer probe needs no interface dispatch.
 	ints []int64
 	col  []any
+	rs   *rowSpace // the image's dead rows are left out
 }
 
 // SortedIndex returns the sorted index of prop, or nil while the
@@ -76,7 +77,7 @@ func (t *NodeTable) SortedIndex(prop string) *SortedIndex {
 		}
 		ix.uses[prop]++
 		if ix.uses[prop] > IndexAfterScans {
-			si = &SortedIndex{col: col}
+			si = &SortedIndex{col: col, rs: &t.rowSpace}
 			ix.props[prop] = si
 		}
 	}
@@ -96,7 +97,7 @@ func (si *SortedIndex) build() {
 	si.rank = -1
 	allInt := true
 	for r, v := range col {
-		if v == nil {
+		if v == nil || !si.rs.Alive(r) {
 			continue
 		}
 		k := value.Rank(v)
@@ -229,6 +230,9 @@ func (t *NodeTable) KeyCanonical() bool {
 		p, _ := t.Type.Prop(prop)
 		one := map[string]any{}
 		for i, v := range col {
+			if !t.Alive(i) {
+				continue
+			}
 			if p != nil && (p.Type.Kind == schema.KindString || p.Type.Kind == schema.KindEnum) {
 				if s, ok := v.(string); ok && s == t.IDs[i] {
 					continue

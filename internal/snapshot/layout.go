@@ -77,7 +77,7 @@ type Layout struct {
 	dvs   []string  // deletion-vector keys ("" for none)
 	parts []*Rows   // whole fragment images (deleted rows included)
 	dels  [][]int64 // sorted deleted offsets per fragment (nil: none)
-	base  []int     // image row of each fragment's first live row
+	base  []int     // live rows before each fragment (its first live row in a dense image)
 	live  int       // live rows in all
 }
 
@@ -97,13 +97,6 @@ func (fs *Layout) Locate(id string) (part int, off int32, ok bool) {
 		return i, o, true
 	}
 	return 0, 0, false
-}
-
-// imageRow converts a live (fragment, offset) to its row in the assembled
-// image: the image is the fragments' live rows concatenated in state order.
-func (fs *Layout) imageRow(part int, off int32) int {
-	before, _ := slices.BinarySearch(fs.dels[part], int64(off))
-	return fs.base[part] + int(off) - before
 }
 
 // KeyCanonical reports whether every fragment is key-canonical (so, in

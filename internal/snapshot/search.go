@@ -9,7 +9,7 @@ import (
 )
 
 // Search indexes of a node image. A table image is its fragments' live
-// rows in state order (layout.go); the full-text index of a String column
+// rows in state order (rowspace.go); the full-text index of a String column
 // is one index.TextIndex per fragment: the persisted object the table
 // state names for that (fragment, column) when there is one (written by
 // optimize or compaction), otherwise one built in memory from the decoded
@@ -18,23 +18,24 @@ import (
 // fragment's deletion vector deletes, so statistics summed over the parts
 // are exactly those of the live rows (eval TestTextIndexMatchesExact).
 
-// FragPos places one fragment in a node image.
+// FragPos places one fragment in a node image (rowspace.go).
 type FragPos struct {
-	base int     // image row of the fragment's first live row
-	dels []int64 // sorted deleted offsets
+	start int     // image row of the fragment's first present offset
+	skip  []int64 // sorted offsets the image does not hold (⊆ dels)
+	dels  []int64 // sorted deleted offsets
 }
 
 // ImageRow maps a fragment offset to its image row; ok is false for a
 // deleted row.
 func (p *FragPos) ImageRow(off int32) (int32, bool) {
 	if len(p.dels) == 0 {
-		return int32(p.base) + off, true
+		return int32(p.start) + off, true
 	}
-	before, gone := slices.BinarySearch(p.dels, int64(off))
-	if gone {
+	if _, gone := slices.BinarySearch(p.dels, int64(off)); gone {
 		return 0, false
 	}
-	return int32(p.base + int(off) - before), true
+	before, _ := slices.BinarySearch(p.skip, int64(off))
+	return int32(p.start + int(off) - before), true
 }
 
 // Deleted returns the fragment's deleted offsets (sorted; must not be
@@ -151,7 +152,7 @@ func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, 
 		if err != nil {
 			return err
 		}
-		emit(FragPos{base: fs.base[i], dels: fs.dels[i]}, v.(X), stored)
+		emit(FragPos{start: t.place.start[i], skip: t.place.skip[i], dels: fs.dels[i]}, v.(X), stored)
 	}
 	return nil
 }

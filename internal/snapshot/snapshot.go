@@ -132,12 +132,12 @@ func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 	}
 	tk := NodeKey(nt.Name)
 	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
-		img, layout, grow, size, err := s.materialize(ctx, tk, nt.Props, false)
+		img, rs, size, err := s.materialize(ctx, tk, nt.Props, false)
 		if err != nil {
 			return nil, 0, err
 		}
 		s.retireImages(ctx, tk)
-		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, layout: layout, grow: grow}, size, nil
+		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}, size, nil
 	})
 	if err != nil {
 		return nil, err
@@ -154,12 +154,12 @@ func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
 	}
 	tk := EdgeKey(et.Name)
 	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
-		img, layout, grow, size, err := s.materialize(ctx, tk, et.Props, true)
+		img, rs, size, err := s.materialize(ctx, tk, et.Props, true)
 		if err != nil {
 			return nil, 0, err
 		}
 		s.retireImages(ctx, tk)
-		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, layout: layout, grow: grow}, size, nil
+		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}, size, nil
 	})
 	if err != nil {
 		return nil, err
@@ -181,29 +181,33 @@ func (s *Snapshot) ImageKey(tk string) string {
 	return "exec/image/" + s.c.Schema + "/" + key
 }
 
-// materialize decodes every live row of a table into the value model.
-// Fragments are decoded whole (deletion vectors ignored) and cached by
-// their immutable key (image.go), so the image of a state that differs
-// from a cached one by a few fragments or deletion vectors — every write —
-// costs a copy of the live rows, not a decode of the whole table; and when
-// the state only adds rows at the end of a recent image (an insert, a
-// compaction), not even that (derive.go). It returns the image, the
-// fragment view it was built from and the image's grow token (nil if the
-// image has no spare room to hand on).
-func (s *Snapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (*Rows, *Layout, *growToken, int64, error) {
+// materialize builds the image of a table in the value model. Fragments
+// are decoded whole (deletion vectors ignored) and cached by their
+// immutable key (image.go); the image of a state that differs from a
+// recent one by a few fragments or deletion vectors — every write — is
+// derived from it by marking hidden rows dead and appending new ones
+// (derive.go), and otherwise assembled from the fragments' live rows. It
+// returns the image's rows, its row space (rowspace.go) and its size.
+func (s *Snapshot) materialize(ctx context.Context, tk string, props []*schema.Property, edge bool) (*Rows, rowSpace, int64, error) {
 	st, err := s.State(ctx, tk)
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return nil, rowSpace{}, 0, err
 	}
 	fs, err := s.buildFragSet(ctx, tk, st, props, edge)
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return nil, rowSpace{}, 0, err
 	}
-	img, grow, ok := s.deriveImage(tk, fs, props, edge)
+	img, rs, ok := s.deriveImage(tk, fs, props, edge)
 	if !ok {
-		img, grow = assembleFrom(fs, props, edge), nil
+		// Room for the next writes' rows only on a table images were
+		// built for before on this handle (one being written).
+		img, rs = assembleFrom(fs, props, edge, len(s.recentImages(tk)) > 0)
 	}
-	return img, fs, grow, imageSize(len(img.IDs), len(props), edge), nil
+	// Charged by capacity: the spare room of a table being written is
+	// memory too (a derived image shares its parent's arrays and is
+	// charged for them again, an overestimate while both are cached).
+	size := imageSize(cap(img.IDs), len(props), edge) + int64(len(rs.dead))*8
+	return img, rs, size, nil
 }
 
 // imageSize estimates the memory of a decoded image of rows rows.

@@ -10,10 +10,12 @@ import (
 
 // NodeTable is the decoded image of one node table: row i is the node
 // IDs[i] with property values Cols[p][i] (the value model of value.go; nil
-// is null). Rows are in storage order; there are no deleted rows.
+// is null). Rows are physical (rowspace.go): a row may be dead (Alive is
+// false), hidden by a write after the image's rows were laid out; the live
+// rows, in row order, are the state's rows in storage order.
 //
-// INVARIANT: every column has len(IDs) entries and IDs are unique
-// (TestNodeTableIndex).
+// INVARIANT: every column has len(IDs) entries and the ids of live rows
+// are unique (TestNodeTableIndex).
 type NodeTable struct {
 	Type *schema.NodeType
 	IDs  []string
@@ -22,38 +24,40 @@ type NodeTable struct {
 	idxOnce sync.Once
 	byID    map[string]int32
 
-	// layout, if set, is the fragment view the image was assembled from:
+	// rowSpace.layout, if set, is the fragment view the image was built from:
 	// Row answers through the fragments' own id indexes until the image
 	// has served rowLookupsBeforeIndex(n) lookups, so a read right after
 	// a write does not hash the whole table for a few point lookups.
-	layout  *Layout
+	rowSpace
 	lookups atomic.Int64
-	grow    *growToken // spare capacity past len(IDs) (derive.go)
 
 	// ix holds the scan indexes of this image (index.go).
 	ix     tableIndexes
 	stamps sync.Pool // *stampBuf visited arrays for traversals into this image
 }
 
-// Len returns the number of nodes.
+// Len returns the number of rows, dead ones included: rows are numbered
+// 0..Len()-1 (size per-row arrays by it; count nodes with Live).
 func (t *NodeTable) Len() int { return len(t.IDs) }
 
-// Row returns the row of node id.
+// Row returns the row of node id (never a dead row).
 func (t *NodeTable) Row(id string) (int, bool) {
-	if t.layout != nil && (len(t.layout.parts) == 1 && t.layout.dels[0] == nil ||
+	if fs := t.layout; fs != nil && (len(fs.parts) == 1 && fs.dels[0] == nil ||
 		t.lookups.Load() < rowLookupsBeforeIndex(len(t.IDs))) {
 		// A single clean fragment's own index is exactly the image's.
 		t.lookups.Add(1)
-		part, off, ok := t.layout.Locate(id)
+		part, off, ok := fs.Locate(id)
 		if !ok {
 			return 0, false
 		}
-		return t.layout.imageRow(part, off), true
+		return t.place.row(part, off)
 	}
 	t.idxOnce.Do(func() {
-		t.byID = make(map[string]int32, len(t.IDs))
+		t.byID = make(map[string]int32, t.Live())
 		for i, id := range t.IDs {
-			t.byID[id] = int32(i)
+			if t.Alive(i) {
+				t.byID[id] = int32(i)
+			}
 		}
 	})
 	r, ok := t.byID[id]
@@ -79,7 +83,8 @@ func colValue(cols map[string][]any, row int, prop string) any {
 }
 
 // EdgeTable is the decoded image of one edge table: row i is edge IDs[i]
-// from node Src[i] to node Dst[i] with property values Cols[p][i].
+// from node Src[i] to node Dst[i] with property values Cols[p][i]. Rows
+// are physical, as NodeTable's (Alive, Live).
 //
 // The adjacency lists are built once per table (so once per table state,
 // since images are cached by state) on first traversal, not per hop.
@@ -94,14 +99,14 @@ type EdgeTable struct {
 	out     map[string][]int32 // src id → edge rows, in row order
 	in      map[string][]int32 // dst id → edge rows, in row order
 
-	layout *Layout    // fragment view the image was built from (layout.go)
-	grow   *growToken // spare capacity past len(IDs) (derive.go)
+	rowSpace // layout, placement, dead rows, grow token (rowspace.go)
 
 	csrs  csrCache // row-resolved adjacencies for traversal (adjacency.go)
 	noCSR bool     // walk the id-keyed maps instead (tests compare the two)
 }
 
-// Len returns the number of edges.
+// Len returns the number of rows, dead ones included (count edges with
+// Live).
 func (t *EdgeTable) Len() int { return len(t.IDs) }
 
 func (t *EdgeTable) buildAdjacency() {
@@ -109,6 +114,9 @@ func (t *EdgeTable) buildAdjacency() {
 		t.out = make(map[string][]int32)
 		t.in = make(map[string][]int32)
 		for i := range t.IDs {
+			if !t.Alive(i) {
+				continue
+			}
 			t.out[t.Src[i]] = append(t.out[t.Src[i]], int32(i))
 			t.in[t.Dst[i]] = append(t.in[t.Dst[i]], int32(i))
 		}

@@ -1,0 +1,103 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+)
+
+// TestPointWriteReadBytesFlat pins that a keyed one-row update followed by
+// a key lookup allocates O(changed rows + n/8) bytes, not a copy of the
+// table (derive.go, rowspace.go): the bytes one write+read allocates on
+// a table of bigN rows exceed those on one of smallN rows by less than
+// maxBytesPerRow per extra row. Copying the live rows of the image (ids
+// and two columns of boxed values, 16 bytes a cell) costs 48 bytes a
+// row; the dead bitmap costs 1/8. Bytes are counted, not timed.
+func TestPointWriteReadBytesFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads two tables of 5k and 40k rows")
+	}
+	const smallN, bigN, ops, maxBytesPerRow = 5_000, 40_000, 40, 4.0
+	perOp := func(n int) float64 {
+		ctx := context.Background()
+		g, err := Init(ctx, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bulk strings.Builder
+		for i := range n {
+			fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)
+		}
+		appendJSONL(t, g, bulk.String())
+		set, pk := engPlan(t, g, "set_age"), headPlan(t, g, `query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }`, "pk")
+		step := func(i int) {
+			name := fmt.Sprintf("n%d", (i*7919)%n)
+			if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": name, "age": i % 90}, MutateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			res, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": name})
+			if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(i%90) {
+				t.Fatalf("pk %s after its update: %v %v", name, res, err)
+			}
+		}
+		// Warm: the first reads are partial (snapshot.partialBeforeImages),
+		// then one assembles the image; later ones derive.
+		for i := range 16 {
+			step(i)
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range ops {
+			step(16 + i)
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / ops
+	}
+	small, big := perOp(smallN), perOp(bigN)
+	growth := (big - small) / (bigN - smallN)
+	t.Logf("write+read: %.0f B at %d rows, %.0f B at %d rows: %.2f B per extra row", small, smallN, big, bigN, growth)
+	if growth > maxBytesPerRow {
+		t.Fatalf("a write+read allocates %.2f B per table row (%.0f B at %d rows, %.0f B at %d): more than %.1f, a copy of the table",
+			growth, small, smallN, big, bigN, maxBytesPerRow)
+	}
+}
+
+// TestDeadRowsBounded pins the other half of the bargain: dead rows cost
+// memory, so no image keeps more than a quarter of its rows dead
+// (snapshot.maxDeadFraction) — past that the next image is rebuilt
+// densely — while the images between rebuilds are derived.
+func TestDeadRowsBounded(t *testing.T) {
+	ctx := context.Background()
+	const persons, updates = 400, 300
+	g, _, _ := peopleGraph(t, Options{}, 3, persons, 0)
+	set := engPlan(t, g, "set_age")
+	derived, rebuilt, wasDead := 0, 0, false
+	for i := range updates {
+		if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": fmt.Sprintf("n%d", (i*37)%persons), "age": i % 90}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, nt := headNodes(t, g, "Person")
+		if nt.Live() != persons {
+			t.Fatalf("update %d: %d live persons, want %d", i, nt.Live(), persons)
+		}
+		if dead := nt.Len() - nt.Live(); dead*4 > nt.Len() {
+			t.Fatalf("update %d: %d of %d rows dead: more than a quarter", i, dead, nt.Len())
+		}
+		if nt.Derived() {
+			derived++
+		}
+		if wasDead && !nt.HasDead() {
+			rebuilt++
+		}
+		wasDead = nt.HasDead()
+	}
+	if derived < updates/2 || rebuilt == 0 {
+		t.Fatalf("%d of %d images derived, %d dense rebuilds: the test is vacuous", derived, updates, rebuilt)
+	}
+	t.Logf("%d of %d images derived, %d dense rebuilds", derived, updates, rebuilt)
+}
