@@ -181,6 +181,8 @@ type Graph struct {
 	// initWarnings are the warnings of the schema Init compiled (nil for
 	// a handle from Open).
 	initWarnings []SchemaWarning
+	// plans are the read queries this handle compiled (query_plans.go).
+	plans planCache
 }
 
 // The module's own raw-store users (verify, repair, clusters) open stores
@@ -594,11 +596,21 @@ func (g *Graph) QueryStream(ctx context.Context, t Target, src, name string, par
 // readPlan resolves a target and compiles the read query called name
 // against that very snapshot's catalog.
 func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snapshot.Snapshot, *query.Plan, error) {
+	kept := g.plans.get(src, name)
+	var types []string
+	if kept != nil {
+		types = kept.types
+	} else {
+		types = queryTypes(src, name)
+	}
 	// The types the query names are fetched with the ref and the commit
 	// (a cold handle's first round trips; exec.ResolveReading).
-	snap, err := g.eng.ResolveReading(ctx, t, queryTypes(src, name))
+	snap, err := g.eng.ResolveReading(ctx, t, types)
 	if err != nil {
 		return nil, nil, err
+	}
+	if kept != nil && kept.cat == snap.Catalog() {
+		return snap, kept.plan, nil // compiled against this very catalog
 	}
 	plan, err := compileNamed(snap.Catalog(), src, name)
 	if err != nil {
@@ -607,6 +619,7 @@ func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snap
 	if plan.IsMutation() {
 		return nil, nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
 	}
+	g.plans.put(src, name, &readPlanEntry{types: types, cat: snap.Catalog(), plan: plan})
 	return snap, plan, nil
 }
 
