@@ -534,7 +534,7 @@ func (g *Graph) Query(ctx context.Context, t Target, src, name string, params ma
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap), Columns: columnNames(res.Columns)}
+	out := &ReadResult{QueryName: plan.Name, Commit: g.eng.CommitOf(snap), Columns: columnNames(res.Columns)}
 	for _, row := range res.Rows {
 		enc, err := encodeRow(res.Columns, row)
 		if err != nil {
@@ -589,7 +589,7 @@ func (g *Graph) QueryStream(ctx context.Context, t Target, src, name string, par
 	}
 	return g.eng.QueryStreamAt(ctx, snap, plan, params, func(ctx context.Context, st *eval.Stream) error {
 		return fn(&ReadStream{QueryName: plan.Name, Columns: columnNames(st.Columns), RowCount: st.Len(),
-			Commit: exec.CommitOf(snap), ctx: ctx, st: st, cols: st.Columns})
+			Commit: g.eng.CommitOf(snap), ctx: ctx, st: st, cols: st.Columns})
 	})
 }
 
@@ -744,7 +744,7 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, 
 	}
 	// List the tables of exactly the commit resolved above, even if the
 	// branch moves in between.
-	ci := exec.CommitOf(snap)
+	ci := g.eng.CommitOf(snap)
 	tabs, err := g.eng.Tables(ctx, Target{Snapshot: ci.ID})
 	return tabs, ci, err
 }

@@ -92,7 +92,7 @@ func TestWarmQueryAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const maxAllocs = 60
+	const maxAllocs = 50
 	allocs := testing.AllocsPerRun(100, func() {
 		res, err := g.Query(ctx, omnigraph.Target{}, src, "", params)
 		if err != nil || fmt.Sprint(res.Rows) != "[[42]]" {

@@ -126,8 +126,9 @@ func (g *Graph) checkedSchema(ctx context.Context, c *commit.Commit) (*compiledS
 	return sc, nil
 }
 
-// commitOf is CommitOf, rendered once per head on a warm handle.
-func (g *Graph) commitOf(s *snapshot.Snapshot) CommitInfo {
+// CommitOf is the package's CommitOf, rendered once per head: a snapshot
+// of the branch head this handle last resolved reuses its CommitInfo.
+func (g *Graph) CommitOf(s *snapshot.Snapshot) CommitInfo {
 	if m, same := g.resolvedFor(s.Branch(), s.Commit()); same && s.Branch() != "" {
 		return m.info
 	}
