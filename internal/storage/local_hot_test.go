@@ -169,3 +169,49 @@ func TestGetHotSharedSameSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestGetHotConcurrentWithPuts: readers probing a key while puts replace
+// it (so the kept file and directory are closed and opened again under
+// them) each see a whole value some put wrote, never an error, and the
+// kept set is race-free (-race).
+func TestGetHotConcurrentWithPuts(t *testing.T) {
+	l, err := storage.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const key = "refs/heads/main"
+	if _, err := l.Put(ctx, key, []byte("v0000")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				data, _, err := l.GetHotShared(ctx, key)
+				if err != nil || len(data) != 5 || data[0] != 'v' {
+					errs <- fmt.Errorf("GetHotShared %q, %v", data, err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		if _, err := l.Put(ctx, key, fmt.Appendf(nil, "v%04d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
