@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph"
@@ -103,4 +104,42 @@ func TestWarmQueryAllocs(t *testing.T) {
 		t.Errorf("warm Graph.Query key lookup: %v allocations, want ≤ %d", allocs, maxAllocs)
 	}
 	t.Logf("warm Graph.Query key lookup: %v allocations", allocs)
+}
+
+// TestQueryPlansShared: concurrent queries share one kept plan (reads never
+// modify a plan), each with its own parameters and answer (-race checks the
+// sharing).
+func TestQueryPlansShared(t *testing.T) {
+	ctx := context.Background()
+	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "g"), "s.pg", "node P { name: String @key  age: I32? }\n", "", omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, `{"type":"P","data":{"name":"p%d","age":%d}}`+"\n", i, i)
+	}
+	if _, err := g.Load(ctx, strings.NewReader(b.String()), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
+		t.Fatal(err)
+	}
+	const src = `query age($n: String) { match { $p: P { name: $n } } return { $p.age } }`
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				k := (w*50 + i) % 100
+				res, err := g.Query(ctx, omnigraph.Target{}, src, "", map[string]any{"n": fmt.Sprintf("p%d", k)})
+				if err != nil || fmt.Sprint(res.Rows) != fmt.Sprintf("[[%d]]", k) {
+					errs <- fmt.Errorf("p%d: %v, %v", k, res, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }
