@@ -75,18 +75,8 @@ func TestQueryPlansFollowTheCatalog(t *testing.T) {
 // hundred times).
 func TestWarmQueryAllocs(t *testing.T) {
 	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "g"), "s.pg", "node P { name: String @key  age: I32? }\n", "", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for i := range 500 {
-		fmt.Fprintf(&b, `{"type":"P","data":{"name":"p%d","age":%d}}`+"\n", i, i)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(b.String()), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
-	const src = `query age($n: String) { match { $p: P { name: $n } } return { $p.age } }`
+	g := agesGraph(t, 500)
+	src := ageOf
 	params := map[string]any{"n": "p42"}
 	for range 16 {
 		if _, err := g.Query(ctx, omnigraph.Target{}, src, "", params); err != nil {
@@ -111,18 +101,8 @@ func TestWarmQueryAllocs(t *testing.T) {
 // sharing).
 func TestQueryPlansShared(t *testing.T) {
 	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "g"), "s.pg", "node P { name: String @key  age: I32? }\n", "", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for i := range 100 {
-		fmt.Fprintf(&b, `{"type":"P","data":{"name":"p%d","age":%d}}`+"\n", i, i)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(b.String()), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
-	const src = `query age($n: String) { match { $p: P { name: $n } } return { $p.age } }`
+	g := agesGraph(t, 100)
+	src := ageOf
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 8 {
@@ -142,4 +122,25 @@ func TestQueryPlansShared(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// ageOf is the key lookup agesGraph answers: p<i> has age i.
+const ageOf = `query age($n: String) { match { $p: P { name: $n } } return { $p.age } }`
+
+// agesGraph is a graph of n P rows, p<i> aged i.
+func agesGraph(t *testing.T, n int) *omnigraph.Graph {
+	t.Helper()
+	ctx := context.Background()
+	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "g"), "s.pg", "node P { name: String @key  age: I32? }\n", "", omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"type":"P","data":{"name":"p%d","age":%d}}`+"\n", i, i)
+	}
+	if _, err := g.Load(ctx, strings.NewReader(b.String()), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
