@@ -181,6 +181,8 @@ type Graph struct {
 	// initWarnings are the warnings of the schema Init compiled (nil for
 	// a handle from Open).
 	initWarnings []SchemaWarning
+	// plans are the read queries this handle compiled (query_plans.go).
+	plans planCache
 }
 
 // The module's own raw-store users (verify, repair, clusters) open stores
@@ -532,7 +534,7 @@ func (g *Graph) Query(ctx context.Context, t Target, src, name string, params ma
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResult{QueryName: plan.Name, Commit: exec.CommitOf(snap), Columns: columnNames(res.Columns)}
+	out := &ReadResult{QueryName: plan.Name, Commit: g.eng.CommitOf(snap), Columns: columnNames(res.Columns)}
 	for _, row := range res.Rows {
 		enc, err := encodeRow(res.Columns, row)
 		if err != nil {
@@ -587,18 +589,28 @@ func (g *Graph) QueryStream(ctx context.Context, t Target, src, name string, par
 	}
 	return g.eng.QueryStreamAt(ctx, snap, plan, params, func(ctx context.Context, st *eval.Stream) error {
 		return fn(&ReadStream{QueryName: plan.Name, Columns: columnNames(st.Columns), RowCount: st.Len(),
-			Commit: exec.CommitOf(snap), ctx: ctx, st: st, cols: st.Columns})
+			Commit: g.eng.CommitOf(snap), ctx: ctx, st: st, cols: st.Columns})
 	})
 }
 
 // readPlan resolves a target and compiles the read query called name
 // against that very snapshot's catalog.
 func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snapshot.Snapshot, *query.Plan, error) {
+	kept := g.plans.get(src, name)
+	var types []string
+	if kept != nil {
+		types = kept.types
+	} else {
+		types = queryTypes(src, name)
+	}
 	// The types the query names are fetched with the ref and the commit
 	// (a cold handle's first round trips; exec.ResolveReading).
-	snap, err := g.eng.ResolveReading(ctx, t, queryTypes(src, name))
+	snap, err := g.eng.ResolveReading(ctx, t, types)
 	if err != nil {
 		return nil, nil, err
+	}
+	if kept != nil && kept.cat == snap.Catalog() {
+		return snap, kept.plan, nil // compiled against this very catalog
 	}
 	plan, err := compileNamed(snap.Catalog(), src, name)
 	if err != nil {
@@ -607,6 +619,7 @@ func (g *Graph) readPlan(ctx context.Context, t Target, src, name string) (*snap
 	if plan.IsMutation() {
 		return nil, nil, fmt.Errorf("query '%s' is a mutation: run it with mutate", plan.Name)
 	}
+	g.plans.put(src, name, &readPlanEntry{types: types, cat: snap.Catalog(), plan: plan})
 	return snap, plan, nil
 }
 
@@ -731,7 +744,7 @@ func (g *Graph) Tables(ctx context.Context, t Target) ([]TableInfo, CommitInfo, 
 	}
 	// List the tables of exactly the commit resolved above, even if the
 	// branch moves in between.
-	ci := exec.CommitOf(snap)
+	ci := g.eng.CommitOf(snap)
 	tabs, err := g.eng.Tables(ctx, Target{Snapshot: ci.ID})
 	return tabs, ci, err
 }

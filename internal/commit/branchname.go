@@ -33,7 +33,7 @@ func ValidateBranchName(name string) error {
 	case len(name) > 200:
 		return bad("longer than 200 bytes")
 	}
-	for _, seg := range strings.Split(name, "/") {
+	for seg := range strings.SplitSeq(name, "/") { // no allocation: validated on every head read
 		if seg == "." {
 			// A lone "." segment would alias its parent in a filesystem path.
 			return bad("segment is .")

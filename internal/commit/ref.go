@@ -62,6 +62,7 @@ type refHint struct {
 type hint struct {
 	commit ID
 	ref    *refHint
+	key    string // CommitKey(commit)
 }
 
 func encodeRef(id ID, seq uint64) []byte { return encodeRefHinted(id, seq, nil) }
@@ -147,17 +148,25 @@ func readRef(ctx context.Context, st storage.Store, branch string) (Head, error)
 // ref reads branch's ref, also refusing a ref without a checksum on a graph
 // whose stamp requires them.
 func (r *Repo) ref(ctx context.Context, branch string) (Head, error) {
-	h, summed, rh, err := r.readRefMemo(ctx, branch)
-	if err == nil && r.strict && !summed {
-		return Head{}, corrupt(RefKey(branch), "no checksum (every ref of this graph carries one)")
-	}
-	if err == nil {
-		// Unchanged on a warm handle: storing it again would allocate.
-		if v, ok := r.hints.Load(branch); !ok || v.(hint) != (hint{commit: h.Commit, ref: rh}) {
-			r.hints.Store(branch, hint{commit: h.Commit, ref: rh})
-		}
-	}
+	h, _, err := r.refKeyed(ctx, branch)
 	return h, err
+}
+
+// refKeyed is ref also returning the object key of the head commit.
+func (r *Repo) refKeyed(ctx context.Context, branch string) (Head, string, error) {
+	d, err := r.readRefDecoded(ctx, branch)
+	if err != nil {
+		return Head{}, "", err
+	}
+	if r.strict && !d.summed {
+		return Head{}, "", corrupt(d.key, "no checksum (every ref of this graph carries one)")
+	}
+	// Unchanged on a warm handle: storing it again would allocate.
+	hv := hint{commit: d.h.Commit, ref: d.rh, key: d.commitKey}
+	if v, ok := r.hints.Load(branch); !ok || v.(hint) != hv {
+		r.hints.Store(branch, hv)
+	}
+	return d.h, d.commitKey, nil
 }
 
 // decodedRef is a ref's bytes and their decoding (Repo.decoded).
@@ -167,25 +176,60 @@ type decodedRef struct {
 	h      Head
 	summed bool
 	rh     *refHint
+	// raw is the slice a shared hot read returned for data (nil if the
+	// store has none): while the store returns the same slice again, the
+	// ref is unchanged without comparing bytes. Holding it keeps its
+	// address from being reused by another allocation.
+	raw []byte
+	// key and commitKey are RefKey(branch) and CommitKey(h.Commit), built
+	// once per decoding rather than on every warm read.
+	key, commitKey string
 }
 
 // readRefMemo is readRefHint, reusing the last decoding of the branch's
 // ref when its bytes are the same.
 func (r *Repo) readRefMemo(ctx context.Context, branch string) (Head, bool, *refHint, error) {
-	data, info, err := readRefBytes(ctx, r.store, branch)
+	d, err := r.readRefDecoded(ctx, branch)
 	if err != nil {
 		return Head{}, false, nil, err
 	}
+	return d.h, d.summed, d.rh, nil
+}
+
+// readRefDecoded reads branch's ref and returns its decoding, the last
+// one when the ref is unchanged (on a warm local handle: one stat, no
+// allocation).
+func (r *Repo) readRefDecoded(ctx context.Context, branch string) (*decodedRef, error) {
+	var last *decodedRef
+	key := ""
 	if v, ok := r.decoded.Load(branch); ok {
-		if d := v.(*decodedRef); d.etag == info.ETag && d.data == string(data) {
-			return d.h, d.summed, d.rh, nil
+		last = v.(*decodedRef)
+		key = last.key
+	} else {
+		key = RefKey(branch)
+	}
+	data, info, shared, err := readRefBytesKey(ctx, r.store, branch, key)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil && last.etag == info.ETag {
+		if shared && info.ETag != "" && len(data) > 0 && len(last.raw) == len(data) && &last.raw[0] == &data[0] {
+			return last, nil // the very slice decoded last time: unchanged
+		}
+		if last.data == string(data) {
+			return last, nil
 		}
 	}
 	h, summed, rh, err := decodeRefHint(branch, data, info.ETag)
-	if err == nil {
-		r.decoded.Store(branch, &decodedRef{data: string(data), etag: info.ETag, h: h, summed: summed, rh: rh})
+	if err != nil {
+		return nil, err
 	}
-	return h, summed, rh, err
+	d := &decodedRef{data: string(data), etag: info.ETag, h: h, summed: summed, rh: rh, key: key, commitKey: CommitKey(h.Commit)}
+	if shared {
+		d.raw = data
+	}
+	r.decoded.Store(branch, d)
+	return d, nil
 }
 
 func readRefSummed(ctx context.Context, st storage.Store, branch string) (Head, bool, error) {
@@ -203,24 +247,37 @@ func readRefHint(ctx context.Context, st storage.Store, branch string) (Head, bo
 
 // readRefBytes reads the ref of branch.
 func readRefBytes(ctx context.Context, st storage.Store, branch string) ([]byte, storage.Info, error) {
-	get := st.Get
-	if h, ok := st.(hotGetter); ok {
-		get = h.GetHot // one stat while the ref is unchanged (storage.Local)
+	data, info, shared, err := readRefBytesKey(ctx, st, branch, RefKey(branch))
+	if shared {
+		data = append([]byte(nil), data...) // the caller's, as Get's are
 	}
-	data, info, err := get(ctx, RefKey(branch))
+	return data, info, err
+}
+
+// readRefBytesKey reads the ref of branch, stored at key. shared reports
+// that data is the store's kept slice (storage.HotGetter.GetHotShared),
+// which must not be modified.
+func readRefBytesKey(ctx context.Context, st storage.Store, branch, key string) (data []byte, info storage.Info, shared bool, err error) {
+	if h, ok := st.(hotGetter); ok {
+		data, info, err = h.GetHotShared(ctx, key) // one stat while the ref is unchanged (storage.Local)
+		shared = true
+	} else {
+		data, info, err = st.Get(ctx, key)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, storage.Info{}, &BranchError{Branch: branch, Err: ErrBranchNotFound}
+		return nil, storage.Info{}, false, &BranchError{Branch: branch, Err: ErrBranchNotFound}
 	}
 	if err != nil {
-		return nil, storage.Info{}, fmt.Errorf("read ref %s: %w", RefKey(branch), err)
+		return nil, storage.Info{}, false, fmt.Errorf("read ref %s: %w", key, err)
 	}
-	return data, info, nil
+	return data, info, shared, nil
 }
 
 // hotGetter is a store that reads an often-read, republished object
-// cheaply while it is unchanged (storage.Local.GetHot), with Get's answer.
+// cheaply while it is unchanged (storage.Local.GetHotShared), with Get's
+// answer in a slice it keeps.
 type hotGetter interface {
-	GetHot(ctx context.Context, key string) ([]byte, storage.Info, error)
+	GetHotShared(ctx context.Context, key string) ([]byte, storage.Info, error)
 }
 
 // Head reads the current head of branch: exactly one store request.
@@ -238,18 +295,24 @@ func (r *Repo) Head(ctx context.Context, branch string) (Head, error) {
 func (r *Repo) Resolve(ctx context.Context, branch string) (Head, *Commit, error) {
 	memo, _ := ctx.Value(headMemoKey{}).(*headMemo)
 	h, ok := memo.take(branch)
-	if !ok {
+	key := ""
+	if ok {
+		key = CommitKey(h.Commit)
+	} else {
 		wait := r.prefetchHinted(ctx, branch)
 		// Resolve returns only after the prefetch has finished, so what a
 		// Resolve costs is the same whenever it is counted.
 		defer wait()
+		if err := ValidateBranchName(branch); err != nil {
+			return Head{}, nil, err
+		}
 		var err error
-		if h, err = r.Head(ctx, branch); err != nil {
+		if h, key, err = r.refKeyed(ctx, branch); err != nil {
 			return Head{}, nil, err
 		}
 		memo.put(h)
 	}
-	c, err := r.Commit(ctx, h.Commit)
+	c, err := r.commitKeyed(ctx, h.Commit, key)
 	if err != nil {
 		return Head{}, nil, fmt.Errorf("head of branch %q: %w", branch, err)
 	}
@@ -268,7 +331,7 @@ func (r *Repo) prefetchHinted(ctx context.Context, branch string) (wait func()) 
 		return func() {}
 	}
 	hv := v.(hint)
-	if _, cached := r.cache.Get(CommitKey(hv.commit)); cached {
+	if _, cached := r.cache.Get(hv.key); cached {
 		return func() {}
 	}
 	done := make(chan struct{})

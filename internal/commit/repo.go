@@ -107,7 +107,7 @@ func Open(ctx context.Context, st storage.Store, opts Options) (*Repo, error) {
 		}
 		return nil, refErr
 	}
-	r.hints.Store(MainBranch, hint{commit: head.Commit, ref: openHint})
+	r.hints.Store(MainBranch, hint{commit: head.Commit, ref: openHint, key: CommitKey(head.Commit)})
 	return r, nil
 }
 
@@ -188,7 +188,12 @@ func (r *Repo) Cache() *cache.Cache[any] { return r.cache }
 // Commit returns the commit with the given id, from cache or with one GET.
 // The result is shared and must not be modified.
 func (r *Repo) Commit(ctx context.Context, id ID) (*Commit, error) {
-	key := CommitKey(id)
+	return r.commitKeyed(ctx, id, CommitKey(id))
+}
+
+// commitKeyed is Commit with the object key already built (key ==
+// CommitKey(id)): a warm head resolution keeps it with the decoded ref.
+func (r *Repo) commitKeyed(ctx context.Context, id ID, key string) (*Commit, error) {
 	v, err := r.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
 		data, _, err := r.store.Get(ctx, key)
 		if errors.Is(err, storage.ErrNotFound) {

@@ -105,7 +105,7 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 			}
 			id = s
 		case tbl.KeyProp() == cp.prop:
-			kid, err := tbl.Type.NodeID(map[string]any{cp.prop: cp.c})
+			kid, err := tbl.Type.SingleKeyID(cp.c) // the key is this one property
 			if err != nil || !tbl.KeyCanonical() {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -113,6 +114,9 @@ type Graph struct {
 	partialReads atomic.Int64
 	// emb is the handle's embedding client, built on first use (embed.go).
 	emb embedder
+	// resolved memoizes, per branch, what the last resolve of its head
+	// derived from the head commit (resolve_memo.go).
+	resolved sync.Map
 }
 
 // Target selects what a read sees: a pinned commit (Snapshot, a commit id)

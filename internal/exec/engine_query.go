@@ -22,7 +22,7 @@ func (g *Graph) Query(ctx context.Context, t Target, plan *query.Plan, params ma
 	if err != nil {
 		return nil, CommitInfo{}, err
 	}
-	return res, commitInfo(snap.Commit(), snap.Branch()), nil
+	return res, g.CommitOf(snap), nil
 }
 
 // QueryAt runs a read plan against a snapshot the caller already resolved

@@ -27,7 +27,10 @@ func (g *Graph) Resolve(ctx context.Context, t Target) (*snapshot.Snapshot, erro
 	if err != nil {
 		return nil, err
 	}
-	return g.snapshotOf(ctx, c, branch)
+	if t.Snapshot != "" {
+		return g.snapshotOf(ctx, c, branch)
+	}
+	return g.headSnapshot(ctx, c, branch)
 }
 
 // ResolveReading is Resolve for a read that will touch the node and edge
@@ -70,7 +73,7 @@ func (g *Graph) ResolveReading(ctx context.Context, t Target, types []string) (*
 		return nil, err
 	}
 	prefetch("", c.Tables)
-	return g.snapshotOf(ctx, c, branch)
+	return g.headSnapshot(ctx, c, branch)
 }
 
 // statesOf returns the state keys tables holds for the node and edge
@@ -88,7 +91,31 @@ func statesOf(tables map[string]string, types []string) []string {
 	return keys
 }
 
+// headSnapshot is snapshotOf for the head commit a read resolved branch
+// to, reusing what the last read of an unmoved head derived
+// (resolve_memo.go).
+func (g *Graph) headSnapshot(ctx context.Context, c *commit.Commit, branch string) (*snapshot.Snapshot, error) {
+	if m, ok := g.resolvedFor(branch, c); ok {
+		return g.snaps.Snapshot(m.sc.cat, c, branch), nil
+	}
+	sc, err := g.checkedSchema(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	g.remember(branch, c, sc)
+	return g.snaps.Snapshot(sc.cat, c, branch), nil
+}
+
 func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string) (*snapshot.Snapshot, error) {
+	sc, err := g.checkedSchema(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return g.snaps.Snapshot(sc.cat, c, branch), nil
+}
+
+// checkedSchema is c's compiled schema, with c's tables checked against it.
+func (g *Graph) checkedSchema(ctx context.Context, c *commit.Commit) (*compiledSchema, error) {
 	sc, err := g.compiledSchema(ctx, c.Schema)
 	if err != nil {
 		return nil, err
@@ -96,7 +123,16 @@ func (g *Graph) snapshotOf(ctx context.Context, c *commit.Commit, branch string)
 	if err := commit.CheckTables(c, sc.prefixes); err != nil {
 		return nil, err
 	}
-	return g.snaps.Snapshot(sc.cat, c, branch), nil
+	return sc, nil
+}
+
+// CommitOf is the package's CommitOf, rendered once per head: a snapshot
+// of the branch head this handle last resolved reuses its CommitInfo.
+func (g *Graph) CommitOf(s *snapshot.Snapshot) CommitInfo {
+	if m, same := g.resolvedFor(s.Branch(), s.Commit()); same && s.Branch() != "" {
+		return m.info
+	}
+	return CommitOf(s)
 }
 
 // CommitOf describes the commit a snapshot reads, labelled with the branch

@@ -77,6 +77,34 @@ func (n *NodeType) NodeID(values map[string]any) (string, error) {
 	return b.String(), nil
 }
 
+// SingleKeyID is NodeID for a type whose @key is one property, given that
+// property's value: the same id and errors, without building a map of
+// values, and for a String or enum key without allocating (a warm key
+// lookup renders its parameter on every query). A type whose key is not
+// one property answers as NodeID does when only its first member (or,
+// without a key, nothing) is given.
+func (n *NodeType) SingleKeyID(v any) (string, error) {
+	if len(n.Key) != 1 {
+		values := map[string]any{}
+		if len(n.Key) > 0 {
+			values[n.Key[0]] = v
+		}
+		return n.NodeID(values)
+	}
+	p, ok := n.Prop(n.Key[0])
+	if !ok {
+		panic(fmt.Sprintf("schema: key property %s.%s missing from catalog", n.Name, n.Key[0]))
+	}
+	if v == nil {
+		return "", &KeyValueError{Type: n.Name, Prop: p.Name, Reason: "missing"}
+	}
+	s, err := renderKeyValue(p.Type, v)
+	if err != nil {
+		return "", &KeyValueError{Type: n.Name, Prop: p.Name, Reason: err.Error()}
+	}
+	return s, nil
+}
+
 func renderKeyValue(t Type, v any) (string, error) {
 	wrongType := func() error {
 		return fmt.Errorf("value of Go type %T is not valid for %s", v, t)

@@ -60,6 +60,11 @@ node NoKey { x: String }
 		if err != nil || got != tc.want {
 			t.Errorf("%s.NodeID(%v) = %q, %v; want %q", tc.typ, tc.values, got, err, tc.want)
 		}
+		if len(n.Key) == 1 {
+			if got, err := n.SingleKeyID(tc.values[n.Key[0]]); err != nil || got != tc.want {
+				t.Errorf("%s.SingleKeyID(%v) = %q, %v; want %q", tc.typ, tc.values, got, err, tc.want)
+			}
+		}
 	}
 
 	errTests := []struct {
@@ -83,9 +88,24 @@ node NoKey { x: String }
 		if !errors.As(err, &kv) || err.Error() != tc.want {
 			t.Errorf("%s.NodeID(%v) error = %v, want %q", tc.typ, tc.values, err, tc.want)
 		}
+		// SingleKeyID: the same error, given the first member's value.
+		_, err = n.SingleKeyID(tc.values[n.Key[0]])
+		if !errors.As(err, &kv) || err.Error() != tc.want {
+			t.Errorf("%s.SingleKeyID(%v) error = %v, want %q", tc.typ, tc.values, err, tc.want)
+		}
 	}
 	n, _ := c.Node("NoKey")
 	if _, err := n.NodeID(map[string]any{"x": "a"}); !errors.Is(err, ErrNoKey) {
 		t.Errorf("NoKey.NodeID error = %v, want ErrNoKey", err)
+	}
+	if _, err := n.SingleKeyID("a"); !errors.Is(err, ErrNoKey) {
+		t.Errorf("NoKey.SingleKeyID error = %v, want ErrNoKey", err)
+	}
+	// A String key renders without allocating (a warm key lookup does it
+	// per query).
+	s, _ := c.Node("S")
+	var v any = "Alice"
+	if a := testing.AllocsPerRun(100, func() { _, _ = s.SingleKeyID(v) }); a != 0 {
+		t.Errorf("S.SingleKeyID: %v allocations, want 0", a)
 	}
 }
