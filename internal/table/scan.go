@@ -50,6 +50,9 @@ type ScanStats struct {
 	// DictBatches counts the batches of filter-only String/Enum columns
 	// that were decoded as dictionary indices instead of strings.
 	DictBatches int
+	// PageRuns counts the runs of wanted rows decoded from their pages
+	// alone (pages.go) instead of from whole row groups.
+	PageRuns int
 }
 
 // Scanner iterates over the records of a scan. Records never span fragments.
@@ -320,6 +323,12 @@ type fragCursor struct {
 	seekRR   pqarrow.RecordReader
 	seekRG   int
 	seekOffs []int64
+	// Page mode (pages.go): one positioned reader per read field of row
+	// group pageRG, and the runs of wanted rows still to decode.
+	pageRdrs   []*pqarrow.ColumnReader
+	pageSchema *arrow.Schema
+	pageRG     int
+	pageRuns   []rowRun
 }
 
 func (c *fragCursor) close() {
@@ -331,6 +340,7 @@ func (c *fragCursor) close() {
 		c.seekRR.Release()
 		c.seekRR = nil
 	}
+	c.closePages()
 	if c.or != nil {
 		_ = c.or.Close() // read-only: nothing to lose on a failed close
 		c.or = nil
@@ -591,6 +601,9 @@ func parquetStats(k Kind, ts metadata.TypedStatistics) ColumnStats {
 // columns only) and the fragment offset of its first row.
 func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, ok bool, err error) {
 	for {
+		if len(c.pageRuns) > 0 {
+			return c.nextPages(sc)
+		}
 		if len(c.seekOffs) > 0 {
 			return c.nextSeek(sc)
 		}
@@ -600,7 +613,38 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 			}
 			rg := c.rgs[0]
 			c.rgs = c.rgs[1:]
-			if offs := sc.wantedIn(c.starts[rg], c.rowGroupRows(rg)); offs != nil && len(offs) <= maxSeekRows {
+			offs := sc.wantedIn(c.starts[rg], c.rowGroupRows(rg))
+			if len(offs) > 0 {
+				var runs []rowRun
+				var ranges []byteRange
+				var paged bool
+				err := guard(c.frag.Key, func() error {
+					var err error
+					runs, ranges, paged, err = c.pagePlan(rg, offs)
+					return err
+				})
+				if err != nil {
+					return nil, 0, false, c.or.classify(err, "unreadable page index")
+				}
+				if paged {
+					if err := c.openPages(sc, rg, runs, ranges); err != nil {
+						return nil, 0, false, c.or.classify(err, "unreadable row group")
+					}
+					continue
+				}
+				if len(offs) > maxSeekRows || !c.hasOffsetIndex(rg) {
+					// Read whole, or seeking without an offset index
+					// (which walks the chunk from its start per row).
+					ranges, err := c.chunkRanges(rg)
+					if err == nil {
+						err = c.or.prefetch(ranges)
+					}
+					if err != nil {
+						return nil, 0, false, c.or.classify(err, "unreadable row group")
+					}
+				}
+			}
+			if offs != nil && len(offs) <= maxSeekRows {
 				if c.seekRR != nil {
 					c.seekRR.Release()
 					c.seekRR = nil
@@ -633,6 +677,7 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		if !more {
 			c.rr.Release()
 			c.rr = nil
+			c.or.spans = nil // the row group's prefetched chunks, if any
 			if err := c.verifyRowGroup(sc); err != nil {
 				return nil, 0, false, err
 			}
