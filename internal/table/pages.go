@@ -162,30 +162,35 @@ func coalesce(rs []byteRange, gap int64) []byteRange {
 	return out
 }
 
-// openPages prepares a page read of row group rg: it fetches the needed
-// ranges into the object reader and opens one positioned reader per read
-// field.
-func (c *fragCursor) openPages(sc *Scanner, rg int, runs []rowRun, ranges []byteRange) error {
-	c.closePages()
-	if err := c.or.prefetch(ranges); err != nil {
-		return err
-	}
+// openPages opens a run read of row group rg: one positioned reader per
+// read field, each run decoded by seeking every field to its first row
+// (through the offset index where there is one) and reading its rows.
+// Fields are read in the calling goroutine, so a decoder panic on a
+// corrupt file is recovered by guard. paged reports whether the runs come
+// from pagePlan (counted in ScanStats.PageRuns) or are seek-mode rows.
+func (c *fragCursor) openPages(sc *Scanner, rg int, runs []rowRun, paged bool) error {
+	c.closeReaders()
 	return guard(c.frag.Key, func() error {
 		rdrs, schema, err := c.fr.GetFieldReaders(sc.ctx, c.leaves, []int{rg})
 		if err != nil {
 			return err
 		}
-		c.pageRdrs, c.pageSchema, c.pageRG, c.pageRuns = rdrs, schema, rg, runs
+		c.pageRdrs, c.pageSchema, c.pageRG, c.pageRuns, c.paged = rdrs, schema, rg, runs, paged
 		return nil
 	})
 }
 
-// closePages releases the open page read, if any.
-func (c *fragCursor) closePages() {
+// closeReaders releases the open run read's readers, if any.
+func (c *fragCursor) closeReaders() {
 	for _, r := range c.pageRdrs {
 		r.Release()
 	}
 	c.pageRdrs, c.pageRuns = nil, nil
+}
+
+// closePages ends the open run read and drops its prefetched ranges.
+func (c *fragCursor) closePages() {
+	c.closeReaders()
 	if c.or != nil {
 		c.or.spans = nil
 	}
@@ -201,7 +206,7 @@ func (c *fragCursor) nextPages(sc *Scanner) (arrow.RecordBatch, int64, bool, err
 	release := func() {
 		for _, a := range cols {
 			if a != nil {
-				a.Release()
+				_ = guard(c.frag.Key, func() error { a.Release(); return nil })
 			}
 		}
 	}
@@ -215,6 +220,11 @@ func (c *fragCursor) nextPages(sc *Scanner) (arrow.RecordBatch, int64, bool, err
 				return err
 			}
 			cols[i] = a
+			// Checked under guard: a corrupt page can decode to an
+			// array whose data is missing.
+			if got := int64(a.Len()); got != n {
+				return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: %d rows decoded at offset %d, %d wanted", c.pageRG, c.pageSchema.Field(i).Name, got, run.First, n), nil)
+			}
 		}
 		return nil
 	})
@@ -222,19 +232,15 @@ func (c *fragCursor) nextPages(sc *Scanner) (arrow.RecordBatch, int64, bool, err
 		release()
 		return nil, 0, false, c.or.classify(err, "undecodable column data")
 	}
-	for i, a := range cols {
-		if int64(a.Len()) != n {
-			release()
-			return nil, 0, false, corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %q: %d rows decoded at offset %d, %d wanted", c.pageRG, c.pageSchema.Field(i).Name, a.Len(), run.First, n), nil)
-		}
-	}
 	rec := array.NewRecordBatch(c.pageSchema, cols, n)
 	release()
 	if len(c.pageRuns) == 0 {
 		c.closePages()
 	}
 	sc.stats.RowsRead += n
-	sc.stats.PageRuns++
+	if c.paged {
+		sc.stats.PageRuns++
+	}
 	return rec, run.First, true, nil
 }
 

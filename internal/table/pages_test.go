@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -275,5 +276,45 @@ func TestPageReadsBytes(t *testing.T) {
 	}
 	if bytesP*3 > bytesU {
 		t.Fatalf("page reads read %d bytes, over a third of the row-group path's %d", bytesP, bytesU)
+	}
+}
+
+// TestPageReadsBitFlipsNeverPanic flips bytes of a fragment read by page
+// reads: the read succeeds or fails with ErrCorrupt, never panics, and a
+// read that succeeds through a flipped page index still returns rows.
+func TestPageReadsBitFlipsNeverPanic(t *testing.T) {
+	ctx := context.Background()
+	mem := checkedAlloc(t)
+	st := storage.NewMem()
+	r := rand.New(rand.NewPCG(13, 14))
+	schema := flatTypesSchema()
+	f := writeRows(t, st, schema, flatRows(randomAllTypesRows(r, 6000)), WriteOptions{Alloc: mem})
+	s := stateOf(t, schema, f)
+	orig, _, _ := st.Get(ctx, f.Key)
+	offs := []int64{17, 2500, 5999}
+	step := max(1, len(orig)/2500) // every part of the file, ~2,500 flips
+	if testing.Short() {
+		step = max(1, len(orig)/300)
+	}
+	corrupted := 0
+	for i := 0; i < len(orig); i += step {
+		data := append([]byte{}, orig...)
+		data[i] ^= 0xA5
+		_, _ = st.Put(ctx, f.Key, data)
+		rec, err := ReadRows(ctx, st, s, f.Key, offs, nil, mem)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("flip at %d: untyped error %v", i, err)
+			}
+			corrupted++
+			continue
+		}
+		if rec.NumRows() != int64(len(offs)) {
+			t.Fatalf("flip at %d: %d rows", i, rec.NumRows())
+		}
+		rec.Release()
+	}
+	if corrupted == 0 {
+		t.Fatal("no flip was detected at all")
 	}
 }

@@ -316,29 +316,19 @@ type fragCursor struct {
 	sums *fileChecksums
 	rg   int
 	acc  map[int]*colSum
-	// Seek mode (ReadRows of a few offsets): seekRR reads one row at a
-	// time from row group seekRG, positioned by the page index, so only the
-	// pages holding the wanted rows are fetched. seekOffs are the wanted
-	// offsets of that row group still to read.
-	seekRR   pqarrow.RecordReader
-	seekRG   int
-	seekOffs []int64
 	// Page mode (pages.go): one positioned reader per read field of row
 	// group pageRG, and the runs of wanted rows still to decode.
 	pageRdrs   []*pqarrow.ColumnReader
 	pageSchema *arrow.Schema
 	pageRG     int
 	pageRuns   []rowRun
+	paged      bool
 }
 
 func (c *fragCursor) close() {
 	if c.rr != nil {
 		c.rr.Release()
 		c.rr = nil
-	}
-	if c.seekRR != nil {
-		c.seekRR.Release()
-		c.seekRR = nil
 	}
 	c.closePages()
 	if c.or != nil {
@@ -604,9 +594,6 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		if len(c.pageRuns) > 0 {
 			return c.nextPages(sc)
 		}
-		if len(c.seekOffs) > 0 {
-			return c.nextSeek(sc)
-		}
 		if c.rr == nil {
 			if len(c.rgs) == 0 {
 				return nil, 0, false, nil
@@ -626,31 +613,31 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 				if err != nil {
 					return nil, 0, false, c.or.classify(err, "unreadable page index")
 				}
-				if paged {
-					if err := c.openPages(sc, rg, runs, ranges); err != nil {
+				if !paged && (len(offs) > maxSeekRows || !c.hasOffsetIndex(rg)) {
+					// Read whole, or seeking without an offset index
+					// (which walks the chunk from its start per row).
+					ranges, err = c.chunkRanges(rg)
+				}
+				if err == nil {
+					err = c.or.prefetch(ranges)
+				}
+				if err != nil {
+					return nil, 0, false, c.or.classify(err, "unreadable row group")
+				}
+				if !paged && len(offs) <= maxSeekRows {
+					// Seek mode: each wanted row a run of its own,
+					// positioned by the page index where there is one.
+					runs = make([]rowRun, len(offs))
+					for i, o := range offs {
+						runs[i] = rowRun{o, o}
+					}
+				}
+				if runs != nil {
+					if err := c.openPages(sc, rg, runs, paged); err != nil {
 						return nil, 0, false, c.or.classify(err, "unreadable row group")
 					}
 					continue
 				}
-				if len(offs) > maxSeekRows || !c.hasOffsetIndex(rg) {
-					// Read whole, or seeking without an offset index
-					// (which walks the chunk from its start per row).
-					ranges, err := c.chunkRanges(rg)
-					if err == nil {
-						err = c.or.prefetch(ranges)
-					}
-					if err != nil {
-						return nil, 0, false, c.or.classify(err, "unreadable row group")
-					}
-				}
-			}
-			if offs != nil && len(offs) <= maxSeekRows {
-				if c.seekRR != nil {
-					c.seekRR.Release()
-					c.seekRR = nil
-				}
-				c.seekRG, c.seekOffs = rg, offs
-				continue
 			}
 			err := guard(c.frag.Key, func() error {
 				var err error
@@ -757,53 +744,6 @@ func (sc *Scanner) wantedIn(start, n int64) []int64 {
 	i, _ := slices.BinarySearch(sc.want, start)
 	j, _ := slices.BinarySearch(sc.want, start+n)
 	return sc.want[i:j]
-}
-
-// nextSeek reads the next wanted row of the seek row group as a one-row
-// batch: the page index positions the reader, so only that row's pages
-// (and dictionary pages) of the read columns are fetched.
-func (c *fragCursor) nextSeek(sc *Scanner) (arrow.RecordBatch, int64, bool, error) {
-	off := c.seekOffs[0]
-	c.seekOffs = c.seekOffs[1:]
-	var rec arrow.RecordBatch
-	err := guard(c.frag.Key, func() error {
-		if c.seekRR == nil {
-			props := c.fr.Props
-			c.fr.Props.BatchSize = 1
-			rr, err := c.fr.GetRecordReader(sc.ctx, c.leaves, []int{c.seekRG})
-			c.fr.Props = props
-			if err != nil {
-				return err
-			}
-			c.seekRR = rr
-		}
-		if err := c.seekRR.SeekToRow(off - c.starts[c.seekRG]); err != nil {
-			return err
-		}
-		if !c.seekRR.Next() {
-			if err := c.seekRR.Err(); err != nil {
-				return err
-			}
-			return fmt.Errorf("no row at offset %d", off)
-		}
-		rec = c.seekRR.RecordBatch()
-		rec.Retain()
-		return nil
-	})
-	if err != nil {
-		return nil, 0, false, c.or.classify(err, "undecodable column data")
-	}
-	if rec.NumRows() < 1 {
-		rec.Release()
-		return nil, 0, false, corrupt(c.frag.Key, -1, fmt.Sprintf("no row at offset %d", off), nil)
-	}
-	if rec.NumRows() > 1 {
-		one := rec.NewSlice(0, 1)
-		rec.Release()
-		rec = one
-	}
-	sc.stats.RowsRead++
-	return rec, off, true, nil
 }
 
 // process applies deletions and filters to a raw batch and projects it.
