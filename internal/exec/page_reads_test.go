@@ -3,12 +3,9 @@ package exec
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -27,39 +24,7 @@ import (
 func TestColdProjectionReadsPages(t *testing.T) {
 	ctx := context.Background()
 	rows := envInt(t, "OMNIGRAPH_SCALAR_ROWS", 200_000)
-	st := storage.NewMem()
-	const pg = `node Person { name: String @key  age: I32?  city: String?  bio: String?  @index(age, city) }`
-	g, err := Init(ctx, st, "p.pg", pg, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	r := rand.New(rand.NewPCG(5, 6))
-	for i := range rows {
-		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"`, i, 18+(i*7919)%80, (i*104729)%5000)
-		for k := range 12 {
-			if k > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(fixture.PeerWord(r.IntN(5000)))
-		}
-		b.WriteString(`"}}` + "\n")
-	}
-	if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Optimize(ctx, "main"); err != nil {
-		t.Fatal(err)
-	}
-	var tableBytes int64
-	if err := st.List(ctx, "tables/", "", func(info storage.Info) error {
-		if strings.HasSuffix(info.Key, ".parquet") {
-			tableBytes += info.Size
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	g, st, tableBytes := scalarPeople(t, rows, 5000)
 	f, err := query.Compile(g.catalog0(t), "q.gq", `query q() { match { $p: Person  $p.city = "c31" } return { $p.name, $p.bio } }`)
 	if err != nil {
 		t.Fatal(err)

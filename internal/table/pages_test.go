@@ -87,17 +87,7 @@ func TestPageReadsMatchScan(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var got [][]any
-				var offs []int64
-				for sc.Next() {
-					got = append(got, rowsOf(sc.Record())...)
-					offs = append(offs, sc.Offsets()...)
-				}
-				stats := sc.Stats()
-				if err := sc.Err(); err != nil {
-					t.Fatal(err)
-				}
-				sc.Close()
+				got, offs, stats := drainWithOffsets(t, sc)
 				if !slices.Equal(offs, tc.offs) {
 					t.Fatalf("columns %v: offsets %v, want %v", cols, offs, tc.offs)
 				}
@@ -133,22 +123,15 @@ func TestPageReadsMatchScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer sc.Close()
-		var got []int64
-		for sc.Next() {
-			got = append(got, sc.Offsets()...)
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
+		_, got, stats := drainWithOffsets(t, sc)
 		var exp []int64
 		for k, o := range want {
 			if k != 0 && k != 5 && k != 6 && all[o][schema.Index("b")] == true {
 				exp = append(exp, o)
 			}
 		}
-		if !slices.Equal(got, exp) || sc.Stats().PageRuns == 0 {
-			t.Fatalf("offsets %v (%d page runs), want %v from pages", got, sc.Stats().PageRuns, exp)
+		if !slices.Equal(got, exp) || stats.PageRuns == 0 {
+			t.Fatalf("offsets %v (%d page runs), want %v from pages", got, stats.PageRuns, exp)
 		}
 	})
 
