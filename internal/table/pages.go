@@ -180,6 +180,29 @@ func (c *fragCursor) openPages(sc *Scanner, rg int, runs []rowRun, paged bool) e
 	})
 }
 
+// prefetch fetches ranges of the fragment into its object reader, first
+// noting where the file's column chunks end.
+func (c *fragCursor) prefetch(ranges []byteRange) error {
+	if c.or.dataEnd == 0 && len(ranges) > 0 {
+		md := c.fr.ParquetReader().MetaData()
+		for rg := range md.NumRowGroups() {
+			g := md.RowGroup(rg)
+			for col := range g.NumColumns() {
+				cc, err := g.ColumnChunk(col)
+				if err != nil {
+					return corrupt(c.frag.Key, -1, fmt.Sprintf("row group %d column %d: %v", rg, col, err), nil)
+				}
+				start := cc.DataPageOffset()
+				if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+					start = min(start, cc.DictionaryPageOffset())
+				}
+				c.or.dataEnd = max(c.or.dataEnd, start+cc.TotalCompressedSize())
+			}
+		}
+	}
+	return c.or.prefetch(ranges)
+}
+
 // closeReaders releases the open run read's readers, if any.
 func (c *fragCursor) closeReaders() {
 	for _, r := range c.pageRdrs {

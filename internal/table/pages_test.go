@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -299,5 +300,58 @@ func TestPageReadsBitFlipsNeverPanic(t *testing.T) {
 	}
 	if corrupted == 0 {
 		t.Fatal("no flip was detected at all")
+	}
+}
+
+// TestSpansCutOnlyOnce pins the object reader's prefetched spans: a read
+// inside a span is served from it and cut at its end, the next read at
+// that end reports io.EOF once (ending a page stream's look-ahead), and a
+// read there again, or any read outside the chunks' region, comes from
+// the store, byte for byte.
+func TestSpansCutOnlyOnce(t *testing.T) {
+	ctx := context.Background()
+	st := storage.NewCounting(storage.NewMem())
+	data := make([]byte, 100)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	const key = testPrefix + "/data/x.parquet"
+	if _, err := st.Put(ctx, key, data); err != nil {
+		t.Fatal(err)
+	}
+	or, err := openObject(ctx, st, key, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer or.Close()
+	or.dataEnd = 60
+	if err := or.prefetch([]byteRange{{10, 10}, {40, 20}}); err != nil { // the second span ends at dataEnd
+		t.Fatal(err)
+	}
+	before := st.Snapshot()[storage.OpGetRange].Requests
+	type read struct {
+		off, n  int64
+		got     int
+		eof     bool
+		fetched bool // from the store
+	}
+	for i, rd := range []read{
+		{12, 4, 4, false, false},
+		{12, 16, 8, true, false},  // cut at the span's end
+		{20, 16, 0, true, false},  // the end, once
+		{20, 16, 16, false, true}, // again: the store (this small object comes whole with the tail read)
+		{45, 15, 15, false, false},
+		{60, 8, 8, false, false}, // past the chunks' region: never cut
+	} {
+		p := make([]byte, rd.n)
+		n, err := or.ReadAt(p, rd.off)
+		fetched := st.Snapshot()[storage.OpGetRange].Requests != before
+		before = st.Snapshot()[storage.OpGetRange].Requests
+		if n != rd.got || (err == io.EOF) != rd.eof || (err != nil && err != io.EOF) || fetched != rd.fetched {
+			t.Fatalf("read %d [%d,+%d): %d bytes, err %v, fetched %v; want %d, eof %v, fetched %v", i, rd.off, rd.n, n, err, fetched, rd.got, rd.eof, rd.fetched)
+		}
+		if !bytes.Equal(p[:n], data[rd.off:rd.off+int64(n)]) {
+			t.Fatalf("read %d: wrong bytes %v", i, p[:n])
+		}
 	}
 }

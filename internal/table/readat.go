@@ -43,6 +43,9 @@ type objectReader struct {
 	// offset; spanEOF is the span end at which the last read stopped short.
 	spans   []span
 	spanEOF int64
+	// dataEnd is where the file's column chunks end (its page index and
+	// footer follow): reads at or past it never stop short at a span.
+	dataEnd int64
 
 	// err is the first storage or truncation error, kept so that a failure
 	// surfacing as a Parquet decode error is reported as what it really was.
@@ -207,7 +210,8 @@ func (r *objectReader) prefetch(ranges []byteRange) error {
 // the span's end, reports io.EOF once, which ends the peek (the stream
 // tolerates a short peek and reads on when it really needs the bytes). A
 // read at the same offset again goes to the store, so a short span only
-// costs a read, never a wrong answer.
+// costs a read, never a wrong answer. Only page streams read the column
+// chunks' region; reads past it (page index, footer) are never cut.
 func (r *objectReader) fromSpans(p []byte, off int64) (int, bool, error) {
 	if len(r.spans) == 0 {
 		return 0, false, nil
@@ -222,7 +226,7 @@ func (r *objectReader) fromSpans(p []byte, off int64) (int, bool, error) {
 		}
 		return n, true, nil
 	}
-	if i > 0 && r.spans[i-1].off+int64(len(r.spans[i-1].b)) == off && r.spanEOF != off {
+	if i > 0 && r.spans[i-1].off+int64(len(r.spans[i-1].b)) == off && off < r.dataEnd && r.spanEOF != off {
 		r.spanEOF = off
 		return 0, true, io.EOF
 	}

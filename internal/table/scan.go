@@ -619,7 +619,7 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 					ranges, err = c.chunkRanges(rg)
 				}
 				if err == nil {
-					err = c.or.prefetch(ranges)
+					err = guard(c.frag.Key, func() error { return c.prefetch(ranges) })
 				}
 				if err != nil {
 					return nil, 0, false, c.or.classify(err, "unreadable row group")
