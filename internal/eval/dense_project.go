@@ -34,6 +34,9 @@ import (
 // of node properties and ids over a dense binding tree or the snapshot
 // prefers another path.
 func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64) (*outRows, bool, error) {
+	if s, ok := o.Input.(*query.Sort); ok {
+		return r.denseTopK(ctx, o, s, limit) // dense_topk.go
+	}
 	dp := denseTree(o.Input)
 	if dp == nil || len(dp.edgeVars) > 0 {
 		return nil, false, nil
