@@ -28,10 +28,6 @@ func (r *runner) denseTopK(ctx context.Context, o *query.Project, s *query.Sort,
 	if limit <= 0 || limit > maxDenseTopK {
 		return nil, false, nil
 	}
-	dp := denseTree(s.Input)
-	if dp == nil || len(dp.edgeVars) > 0 {
-		return nil, false, nil
-	}
 	var ops []query.Operand
 	for _, k := range s.Keys {
 		ops = append(ops, k.Value)
@@ -43,17 +39,8 @@ func (r *runner) denseTopK(ctx context.Context, o *query.Project, s *query.Sort,
 	for _, c := range o.Cols {
 		ops = append(ops, c.Value)
 	}
-	for _, op := range ops {
-		if (op.Kind != query.OpdProp && op.Kind != query.OpdID) || dp.vars[op.Var] == nil {
-			return nil, false, nil
-		}
-	}
-	dr, ok, err := r.denseViews(ctx, dp)
+	_, dr, total, ok, err := r.denseWalkOf(ctx, s.Input, ops)
 	if err != nil || !ok {
-		return nil, false, err
-	}
-	total, err := dr.walkWeights()
-	if err != nil {
 		return nil, false, err
 	}
 	if total > maxDenseRows {
