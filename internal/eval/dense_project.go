@@ -34,21 +34,15 @@ import (
 // of node properties and ids over a dense binding tree or the snapshot
 // prefers another path.
 func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64) (*outRows, bool, error) {
-	dp := denseTree(o.Input)
-	if dp == nil || len(dp.edgeVars) > 0 {
-		return nil, false, nil
+	if s, ok := o.Input.(*query.Sort); ok {
+		return r.denseTopK(ctx, o, s, limit) // dense_topk.go
 	}
-	for _, c := range o.Cols {
-		if (c.Value.Kind != query.OpdProp && c.Value.Kind != query.OpdID) || dp.vars[c.Value.Var] == nil {
-			return nil, false, nil
-		}
+	ops := make([]query.Operand, len(o.Cols))
+	for i, c := range o.Cols {
+		ops[i] = c.Value
 	}
-	dr, ok, err := r.denseViews(ctx, dp)
+	dp, dr, total, ok, err := r.denseWalkOf(ctx, o.Input, ops)
 	if err != nil || !ok {
-		return nil, false, err
-	}
-	total, err := dr.walkWeights()
-	if err != nil {
 		return nil, false, err
 	}
 	n := total
@@ -57,10 +51,6 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 	}
 	if n > maxDenseRows {
 		return nil, false, nil // the row path reports it over the budget
-	}
-	ops := make([]query.Operand, len(o.Cols))
-	for i, c := range o.Cols {
-		ops[i] = c.Value
 	}
 	we, err := dr.walker(ops)
 	if err != nil {
@@ -76,6 +66,30 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 		n = int64(k)
 	}
 	return &outRows{n: int(n), gen: we.each}, true, nil
+}
+
+// denseWalkOf prepares a walk of binding tree input projecting ops (node
+// properties and ids only): its plan, its views and the number of binding
+// rows, or ok false when the tree or an operand is not dense.
+func (r *runner) denseWalkOf(ctx context.Context, input query.Op, ops []query.Operand) (*densePlan, *denseRun, int64, bool, error) {
+	dp := denseTree(input)
+	if dp == nil || len(dp.edgeVars) > 0 {
+		return nil, nil, 0, false, nil
+	}
+	for _, op := range ops {
+		if (op.Kind != query.OpdProp && op.Kind != query.OpdID) || dp.vars[op.Var] == nil {
+			return nil, nil, 0, false, nil
+		}
+	}
+	dr, ok, err := r.denseViews(ctx, dp)
+	if err != nil || !ok {
+		return nil, nil, 0, false, err
+	}
+	total, err := dr.walkWeights()
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	return dp, dr, total, true, nil
 }
 
 // denseWalker enumerates the binding rows of a dense plan and projects

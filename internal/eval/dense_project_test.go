@@ -41,7 +41,15 @@ func TestDenseProjectMatchesRows(t *testing.T) {
 		{"cycle, limit", `$a: Person  $a <knows> $b  $b knows $c  $c knows $a } return { $a.name, $b.name, $c } limit 9`, true},
 		{"cycle within hops", `$a: Person  $a knows $b  $b.age > 30  $b <knows>{1,2} $a } return { $b.name, $a.age }`, true},
 		{"two variables", `$a: Person  $a knows $b  $b.age > $a.age } return { $a.name, $b.name }`, false},
-		{"ordered", `$a: Person  $a knows $b } return { $a.name, $b.name } order { $b.name } limit 5`, false},
+		{"ordered", `$a: Person  $a knows $b } return { $a.name, $b.name } order { $b.name } limit 5`, true},
+		{"ordered, ties and nulls", `$a: Person  $a knows $b } return { $a.name, $b.city, $b.age } order { $b.city, $b.age desc } limit 40`, true},
+		{"ordered hops, desc", `$a: Person  $a <knows>{1,2} $b } return { $a, $b } order { $b.name desc } limit 25`, true},
+		{"ordered, filters, limit past the rows", `$a: Person  $a.age = 3  $a knows $b } return { $b.name, $a.score } order { $a.score desc } limit 1000`, true},
+		{"ordered, limit past the heap", `$a: Person  $a knows $b } return { $b.name } order { $b.name } limit 100000`, false},
+		{"ordered chain", `$p: Person  $p knows $a  $a knows $b } return { $p.name, $b.name } order { $a.age } limit 33`, true},
+		{"ordered cycle", `$a: Person  $a knows $b  $b knows $a } return { $a.name, $b.name } order { $a.age desc, $b.name } limit 7`, true},
+		{"ordered without limit", `$a: Person  $a knows $b } return { $a.name, $b.name } order { $b.name }`, false},
+		{"ordered, edge variable", `$a: Person  $a $e:knows $b } return { $a.name, $b.name } order { $b.name } limit 5`, false},
 	}
 	for _, seed := range []uint64{1, 2, 3} {
 		g := denseRunGraph(t, seed, 300)

@@ -152,6 +152,7 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	var allRows, farRows, hop2Rows rowDigest
 	var first10 [][]any
 	farAgeSum, cycles := 0, 0
+	var oldestFar [][2]string // (far name, near name) of the edges to the oldest
 	edgesByFarCity := map[string]int{}
 	for i := range budgetPersons {
 		ns := out(i)
@@ -162,6 +163,9 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 				cycles++
 			}
 			farAgeSum += d % 90
+			if d%90 == 89 {
+				oldestFar = append(oldestFar, [2]string{"p" + strconv.Itoa(d), "p" + strconv.Itoa(i)})
+			}
 			edgesByFarCity["c"+strconv.Itoa(d%50)]++
 			allRows.add([]any{"p" + strconv.Itoa(i), "p" + strconv.Itoa(d)})
 			if len(first10) < 10 {
@@ -221,6 +225,17 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	for _, c := range cities[:3] {
 		topFarCities = append(topFarCities, []any{c, edgesByFarCity[c]})
 	}
+	// The first edges by the far end's age descending, then names.
+	slices.SortFunc(oldestFar, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	var topOldestFar [][]any
+	for _, e := range oldestFar[:5] {
+		topOldestFar = append(topOldestFar, []any{e[1], e[0], 89})
+	}
 	cases := []struct {
 		name, src string
 		want      [][]any
@@ -250,6 +265,9 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 		{"cycle", `match { $p: Person  $p knows $f  $f knows $p } return { count($f) as c }`, [][]any{{cycles}}, traversalSlack, false},
 		{"edge variable", `match { $p: Person  $p $e:knows $f } return { count($e) as c }`, [][]any{{budgetPersons * budgetDegree}}, traversalSlack, false},
 		{"project limit", `match { $p: Person  $p knows $f } return { $p.name, $f.city } limit 10`, first10, traversalSlack, false},
+		// order … limit over traversal rows: a top-k heap over the dense
+		// walk (eval/dense_topk.go).
+		{"project order limit", `match { $p: Person  $p knows $f } return { $p.name, $f.name, $f.age } order { $f.age desc, $f.name, $p.name } limit 5`, topOldestFar, traversalSlack, false},
 	}
 	for _, tc := range cases {
 		cmd := osexec.Command(bin, "-test.run=^TestQueryRSSHelper$", "-test.count=1")

@@ -125,7 +125,10 @@ func TestDenseReadsMatchImages(t *testing.T) {
 		{`match { $p: Person  $p knows $f  $f knows $p } return { $p.name, $f.name }`, true},
 		{`match { $p: Person  $p knows $f  $f <knows>{1,2} $p  $f.age > 20 } return { $f.city, count($p) as c, sum($p.score) as s }`, true},
 		{`match { $p: Person  $p knows $f  $f.age > $p.age } return { $p.name, $f.name }`, false}, // two variables
-		{`match { $p: Person  $p knows $f } return { $p.name, $f.name } order { $f.name } limit 3`, false},
+		// order … limit: a top-k heap over the walk (eval/dense_topk.go).
+		{`match { $p: Person  $p knows $f } return { $p.name, $f.name } order { $f.name } limit 3`, true},
+		{`match { $p: Person  $p.age < $lim  $p knows{1,2} $f } return { $p.name, $f.name, $f.score } order { $f.score desc, $p.age } limit 50`, true},
+		{`match { $p: Person  $p knows $f } return { $p.name, $f.name } order { $f.name }`, false}, // every row sorted
 	}
 	for qi, q := range queries {
 		p := headPlan(t, g, "query q($lim: I32) { "+q.body+" }", "q")

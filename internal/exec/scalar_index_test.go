@@ -210,41 +210,7 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 func TestScalarIndexColdCountReads(t *testing.T) {
 	ctx := context.Background()
 	rows := envInt(t, "OMNIGRAPH_SCALAR_ROWS", 200_000)
-	st := storage.NewMem()
-	const pg = `node Person { name: String @key  age: I32?  city: String?  bio: String?  @index(age, city) }`
-	g, err := Init(ctx, st, "p.pg", pg, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The peer benchmark's people (peer_bench_test.go): ages and cities
-	// by the same formulas, a bio of 12 words drawn from 5,000.
-	var b strings.Builder
-	r := rand.New(rand.NewPCG(5, 6))
-	for i := range rows {
-		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"`, i, 18+(i*7919)%80, (i*104729)%100)
-		for k := range 12 {
-			if k > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(fixture.PeerWord(r.IntN(5000)))
-		}
-		b.WriteString(`"}}` + "\n")
-	}
-	if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Optimize(ctx, "main"); err != nil {
-		t.Fatal(err)
-	}
-	var tableBytes int64
-	if err := st.List(ctx, "tables/", "", func(info storage.Info) error {
-		if strings.HasSuffix(info.Key, ".parquet") {
-			tableBytes += info.Size
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	g, st, tableBytes := scalarPeople(t, rows, 100)
 	f, err := query.Compile(g.catalog0(t), "q.gq", `query q() { match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as n } }`)
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +257,50 @@ func TestScalarIndexColdCountReads(t *testing.T) {
 			t.Fatalf("the count read fragment %s", r)
 		}
 	}
+}
+
+// scalarPeople loads rows people shaped like the peer benchmark's
+// (peer_bench_test.go) into a fresh graph with `@index(age, city)` and
+// optimizes it: ages by the same formula, a city among cities, a bio of
+// 12 words drawn from 5,000. It returns the graph, its store and the bytes
+// of its Parquet fragments.
+func scalarPeople(t *testing.T, rows, cities int) (*Graph, storage.Store, int64) {
+	t.Helper()
+	ctx := context.Background()
+	st := storage.NewMem()
+	const pg = `node Person { name: String @key  age: I32?  city: String?  bio: String?  @index(age, city) }`
+	g, err := Init(ctx, st, "p.pg", pg, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range rows {
+		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"`, i, 18+(i*7919)%80, (i*104729)%cities)
+		for k := range 12 {
+			if k > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(fixture.PeerWord(r.IntN(5000)))
+		}
+		b.WriteString(`"}}` + "\n")
+	}
+	if _, err := g.Load(ctx, strings.NewReader(b.String()), LoadRequest{Mode: LoadAppend}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Optimize(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	var tableBytes int64
+	if err := st.List(ctx, "tables/", "", func(info storage.Info) error {
+		if strings.HasSuffix(info.Key, ".parquet") {
+			tableBytes += info.Size
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return g, st, tableBytes
 }
 
 // envInt is the integer value of environment variable name, or def.

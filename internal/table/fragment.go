@@ -134,6 +134,10 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 		// Small pages plus the page index let a point read fetch one page
 		// per column instead of a whole column chunk (ReadRows).
 		parquet.WithDataPageSize(DataPageBytes),
+		// The writer closes a page only between batches of values, so the
+		// batch bounds a page's rows: with the library's 1,024 a page of
+		// wide strings ran to tens of KiB (a 12-word bio: ~90 KiB raw).
+		parquet.WithBatchSize(PageBatchRows),
 		parquet.WithPageIndexEnabled(true),
 	}
 	edge := isEdgeSchema(schema)
@@ -208,6 +212,12 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 // DataPageBytes is the target size of a Parquet data page: the unit a
 // point read fetches per column.
 const DataPageBytes = 8 << 10
+
+// PageBatchRows is the writer's batch of values per column: a page holds
+// a whole number of batches, at least one, so pages of wide values hold
+// about DataPageBytes (and at least PageBatchRows rows), not 1,024 rows
+// whatever their width (docs/format/table.md).
+const PageBatchRows = 128
 
 // highCardinality reports whether a flat column's first values are mostly
 // distinct (then dictionary encoding only adds a large dictionary page).

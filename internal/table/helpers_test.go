@@ -105,3 +105,20 @@ func personSchema() Schema {
 		{Name: "age", Type: ColumnType{Kind: I64, Nullable: true}},
 	}}
 }
+
+// drainWithOffsets collects what sc returns, rows and their offsets
+// (ScanOptions.RowOffsets), and its stats, then closes it.
+func drainWithOffsets(t *testing.T, sc *Scanner) ([][]any, []int64, ScanStats) {
+	t.Helper()
+	defer sc.Close()
+	var rows [][]any
+	var offs []int64
+	for sc.Next() {
+		rows = append(rows, rowsOf(sc.Record())...)
+		offs = append(offs, sc.Offsets()...)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows, offs, sc.Stats()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
@@ -37,6 +38,14 @@ type objectReader struct {
 	// small memoizes reads of up to smallReadBytes (page-index and page
 	// header reads repeat while one fragment is open).
 	small map[[2]int64][]byte
+
+	// spans hold the pages a page read prefetched (pages.go), sorted by
+	// offset; spanEOF is the span end at which the last read stopped short.
+	spans   []span
+	spanEOF int64
+	// dataEnd is where the file's column chunks end (its page index and
+	// footer follow): reads at or past it never stop short at a span.
+	dataEnd int64
 
 	// err is the first storage or truncation error, kept so that a failure
 	// surfacing as a Parquet decode error is reported as what it really was.
@@ -96,6 +105,9 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 	}
 	if off >= r.size {
 		return 0, io.EOF
+	}
+	if n, ok, err := r.fromSpans(p, off); ok {
+		return n, err
 	}
 	want := min(int64(len(p)), r.size-off)
 	if r.tail == nil && off+want > r.size-tailPrefetch {
@@ -172,4 +184,57 @@ func (r *objectReader) classify(err error, reason string) error {
 		return ctxErr
 	}
 	return corrupt(r.key, -1, reason, err)
+}
+
+// span is a prefetched byte range of the object.
+type span struct {
+	off int64
+	b   []byte
+}
+
+// prefetch replaces the prefetched spans with ranges (sorted, disjoint),
+// read one ranged read each.
+func (r *objectReader) prefetch(ranges []byteRange) error {
+	r.spans, r.spanEOF = r.spans[:0], -1
+	for _, br := range ranges {
+		if br.Off < 0 || br.Len <= 0 || br.Off+br.Len > r.size {
+			return corrupt(r.key, br.Off, fmt.Sprintf("page range [%d,+%d) outside the %d-byte object", br.Off, br.Len, r.size), nil)
+		}
+		b, err := r.get(br.Off, br.Len)
+		if err != nil {
+			return err
+		}
+		r.spans = append(r.spans, span{off: br.Off, b: b})
+	}
+	return nil
+}
+
+// fromSpans serves a read from the prefetched spans. The Parquet page
+// stream peeks 16 KiB ahead of every page header, far past a small page;
+// a read running past a span's end is cut there, and the next read, at
+// the span's end, reports io.EOF once, which ends the peek (the stream
+// tolerates a short peek and reads on when it really needs the bytes). A
+// read at the same offset again goes to the store, so a short span only
+// costs a read, never a wrong answer. Only page streams read the column
+// chunks' region; reads past it (page index, footer) are never cut.
+func (r *objectReader) fromSpans(p []byte, off int64) (int, bool, error) {
+	if len(r.spans) == 0 {
+		return 0, false, nil
+	}
+	i := sort.Search(len(r.spans), func(i int) bool { return r.spans[i].off+int64(len(r.spans[i].b)) > off }) // first span ending after off
+	if i < len(r.spans) && r.spans[i].off <= off {
+		s := r.spans[i]
+		r.spanEOF = -1
+		n := copy(p, s.b[off-s.off:])
+		if n < len(p) {
+			return n, true, io.EOF
+		}
+		return n, true, nil
+	}
+	if i > 0 && r.spans[i-1].off+int64(len(r.spans[i-1].b)) == off && off < r.dataEnd && r.spanEOF != off {
+		r.spanEOF = off
+		return 0, true, io.EOF
+	}
+	r.spanEOF = -1
+	return 0, false, nil
 }

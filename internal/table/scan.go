@@ -50,6 +50,9 @@ type ScanStats struct {
 	// DictBatches counts the batches of filter-only String/Enum columns
 	// that were decoded as dictionary indices instead of strings.
 	DictBatches int
+	// PageRuns counts the runs of wanted rows decoded from their pages
+	// alone (pages.go) instead of from whole row groups.
+	PageRuns int
 }
 
 // Scanner iterates over the records of a scan. Records never span fragments.
@@ -313,13 +316,13 @@ type fragCursor struct {
 	sums *fileChecksums
 	rg   int
 	acc  map[int]*colSum
-	// Seek mode (ReadRows of a few offsets): seekRR reads one row at a
-	// time from row group seekRG, positioned by the page index, so only the
-	// pages holding the wanted rows are fetched. seekOffs are the wanted
-	// offsets of that row group still to read.
-	seekRR   pqarrow.RecordReader
-	seekRG   int
-	seekOffs []int64
+	// Page mode (pages.go): one positioned reader per read field of row
+	// group pageRG, and the runs of wanted rows still to decode.
+	pageRdrs   []*pqarrow.ColumnReader
+	pageSchema *arrow.Schema
+	pageRG     int
+	pageRuns   []rowRun
+	paged      bool
 }
 
 func (c *fragCursor) close() {
@@ -327,10 +330,7 @@ func (c *fragCursor) close() {
 		c.rr.Release()
 		c.rr = nil
 	}
-	if c.seekRR != nil {
-		c.seekRR.Release()
-		c.seekRR = nil
-	}
+	c.closePages()
 	if c.or != nil {
 		_ = c.or.Close() // read-only: nothing to lose on a failed close
 		c.or = nil
@@ -591,8 +591,8 @@ func parquetStats(k Kind, ts metadata.TypedStatistics) ColumnStats {
 // columns only) and the fragment offset of its first row.
 func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, ok bool, err error) {
 	for {
-		if len(c.seekOffs) > 0 {
-			return c.nextSeek(sc)
+		if len(c.pageRuns) > 0 {
+			return c.nextPages(sc)
 		}
 		if c.rr == nil {
 			if len(c.rgs) == 0 {
@@ -600,13 +600,44 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 			}
 			rg := c.rgs[0]
 			c.rgs = c.rgs[1:]
-			if offs := sc.wantedIn(c.starts[rg], c.rowGroupRows(rg)); offs != nil && len(offs) <= maxSeekRows {
-				if c.seekRR != nil {
-					c.seekRR.Release()
-					c.seekRR = nil
+			offs := sc.wantedIn(c.starts[rg], c.rowGroupRows(rg))
+			if len(offs) > 0 {
+				var runs []rowRun
+				var ranges []byteRange
+				var paged bool
+				err := guard(c.frag.Key, func() error {
+					var err error
+					runs, ranges, paged, err = c.pagePlan(rg, offs)
+					return err
+				})
+				if err != nil {
+					return nil, 0, false, c.or.classify(err, "unreadable page index")
 				}
-				c.seekRG, c.seekOffs = rg, offs
-				continue
+				if !paged && (len(offs) > maxSeekRows || !c.hasOffsetIndex(rg)) {
+					// Read whole, or seeking without an offset index
+					// (which walks the chunk from its start per row).
+					ranges, err = c.chunkRanges(rg)
+				}
+				if err == nil {
+					err = guard(c.frag.Key, func() error { return c.prefetch(ranges) })
+				}
+				if err != nil {
+					return nil, 0, false, c.or.classify(err, "unreadable row group")
+				}
+				if !paged && len(offs) <= maxSeekRows {
+					// Seek mode: each wanted row a run of its own,
+					// positioned by the page index where there is one.
+					runs = make([]rowRun, len(offs))
+					for i, o := range offs {
+						runs[i] = rowRun{o, o}
+					}
+				}
+				if runs != nil {
+					if err := c.openPages(sc, rg, runs, paged); err != nil {
+						return nil, 0, false, c.or.classify(err, "unreadable row group")
+					}
+					continue
+				}
 			}
 			err := guard(c.frag.Key, func() error {
 				var err error
@@ -633,6 +664,7 @@ func (c *fragCursor) nextBatch(sc *Scanner) (rec arrow.RecordBatch, base int64, 
 		if !more {
 			c.rr.Release()
 			c.rr = nil
+			c.or.spans = nil // the row group's prefetched chunks, if any
 			if err := c.verifyRowGroup(sc); err != nil {
 				return nil, 0, false, err
 			}
@@ -712,53 +744,6 @@ func (sc *Scanner) wantedIn(start, n int64) []int64 {
 	i, _ := slices.BinarySearch(sc.want, start)
 	j, _ := slices.BinarySearch(sc.want, start+n)
 	return sc.want[i:j]
-}
-
-// nextSeek reads the next wanted row of the seek row group as a one-row
-// batch: the page index positions the reader, so only that row's pages
-// (and dictionary pages) of the read columns are fetched.
-func (c *fragCursor) nextSeek(sc *Scanner) (arrow.RecordBatch, int64, bool, error) {
-	off := c.seekOffs[0]
-	c.seekOffs = c.seekOffs[1:]
-	var rec arrow.RecordBatch
-	err := guard(c.frag.Key, func() error {
-		if c.seekRR == nil {
-			props := c.fr.Props
-			c.fr.Props.BatchSize = 1
-			rr, err := c.fr.GetRecordReader(sc.ctx, c.leaves, []int{c.seekRG})
-			c.fr.Props = props
-			if err != nil {
-				return err
-			}
-			c.seekRR = rr
-		}
-		if err := c.seekRR.SeekToRow(off - c.starts[c.seekRG]); err != nil {
-			return err
-		}
-		if !c.seekRR.Next() {
-			if err := c.seekRR.Err(); err != nil {
-				return err
-			}
-			return fmt.Errorf("no row at offset %d", off)
-		}
-		rec = c.seekRR.RecordBatch()
-		rec.Retain()
-		return nil
-	})
-	if err != nil {
-		return nil, 0, false, c.or.classify(err, "undecodable column data")
-	}
-	if rec.NumRows() < 1 {
-		rec.Release()
-		return nil, 0, false, corrupt(c.frag.Key, -1, fmt.Sprintf("no row at offset %d", off), nil)
-	}
-	if rec.NumRows() > 1 {
-		one := rec.NewSlice(0, 1)
-		rec.Release()
-		rec = one
-	}
-	sc.stats.RowsRead++
-	return rec, off, true, nil
 }
 
 // process applies deletions and filters to a raw batch and projects it.

@@ -59,16 +59,7 @@ func TestScanRowsRestriction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got [][]any
-			var offs []int64
-			for sc.Next() {
-				got = append(got, rowsOf(sc.Record())...)
-				offs = append(offs, sc.Offsets()...)
-			}
-			if err := sc.Err(); err != nil {
-				t.Fatal(err)
-			}
-			sc.Close()
+			got, offs, _ := drainWithOffsets(t, sc)
 			var want [][]any
 			var wantOffs []int64
 			for _, o := range tc.rows {
