@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
@@ -22,69 +23,58 @@ func TestScanBatchesMatchImage(t *testing.T) {
 		t.Helper()
 		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
-			var got, want []string
-			row := func(id, src, dst string, vals []any) string {
-				return fmt.Sprintf("%s %s>%s %#v", id, src, dst, vals)
-			}
-			if name, ok := strings.CutPrefix(tk, "node:"); ok {
+			// The image's live rows, as one view over node and edge images.
+			var props []*schema.Property
+			var ids, src, dst []string
+			var alive func(int) bool
+			var val func(int, string) any
+			name, isNode := strings.CutPrefix(tk, "node:")
+			if isNode {
 				nt, _ := snap.Catalog().Node(name)
 				img, err := snap.Nodes(ctx, name)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for i, id := range img.IDs {
-					if !img.Alive(i) {
-						continue // a row hidden after the image was laid out
-					}
-					vals := make([]any, len(nt.Props))
-					for k, p := range nt.Props {
-						vals[k] = img.Value(i, p.Name)
-					}
-					want = append(want, row(id, "", "", vals))
-				}
-				err = snap.ScanBatches(ctx, tk, nt.Props, false, func(b *snapshot.Batch) error {
-					for i := range b.Len() {
-						vals := make([]any, len(nt.Props))
-						for k := range nt.Props {
-							vals[k] = b.Value(i, k)
-						}
-						got = append(got, row(b.ID(i), "", "", vals))
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
+				props, ids, alive, val = nt.Props, img.IDs, img.Alive, img.Value
 			} else {
-				name := strings.TrimPrefix(tk, "edge:")
+				name = strings.TrimPrefix(tk, "edge:")
 				et, _ := snap.Catalog().Edge(name)
 				img, err := snap.Edges(ctx, name)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for i, id := range img.IDs {
-					if !img.Alive(i) {
-						continue // a row hidden after the image was laid out
-					}
-					vals := make([]any, len(et.Props))
-					for k, p := range et.Props {
-						vals[k] = img.Value(i, p.Name)
-					}
-					want = append(want, row(id, img.Src[i], img.Dst[i], vals))
+				props, ids, src, dst, alive, val = et.Props, img.IDs, img.Src, img.Dst, img.Alive, img.Value
+			}
+			row := func(id, src, dst string, v func(k int, p string) any) string {
+				vals := make([]any, len(props))
+				for k, p := range props {
+					vals[k] = v(k, p.Name)
 				}
-				err = snap.ScanBatches(ctx, tk, et.Props, true, func(b *snapshot.Batch) error {
-					for i := range b.Len() {
-						vals := make([]any, len(et.Props))
-						for k := range et.Props {
-							vals[k] = b.Value(i, k)
-						}
-						got = append(got, row(b.ID(i), b.Src(i), b.Dst(i), vals))
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
+				return fmt.Sprintf("%s %s>%s %#v", id, src, dst, vals)
+			}
+			var got, want []string
+			for i, id := range ids {
+				if !alive(i) {
+					continue // a row hidden after the image was laid out
 				}
+				var s, d string
+				if !isNode {
+					s, d = src[i], dst[i]
+				}
+				want = append(want, row(id, s, d, func(_ int, p string) any { return val(i, p) }))
+			}
+			err := snap.ScanBatches(ctx, tk, props, !isNode, func(b *snapshot.Batch) error {
+				for i := range b.Len() {
+					var s, d string
+					if !isNode {
+						s, d = b.Src(i), b.Dst(i)
+					}
+					got = append(got, row(b.ID(i), s, d, func(k int, _ string) any { return b.Value(i, k) }))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: %s: streamed rows differ from the image:\n got %q\nwant %q", step, tk, got, want)
