@@ -49,25 +49,16 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 	// holds one batch of rows, not the graph, and builds no image.
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
-	for _, nt := range cat.Nodes {
-		if !want(nt.Name) {
-			continue
-		}
-		err := snap.ScanBatches(ctx, snapshot.NodeKey(nt.Name), nt.Props, false, func(b *snapshot.Batch) error {
+	// table writes every row of one table: head starts a row's line up to
+	// its data members and says whether none was written yet.
+	table := func(tk, name string, props []*schema.Property, edge bool, head func(line []byte, b *snapshot.Batch, i int) ([]byte, bool)) error {
+		return snap.ScanBatches(ctx, tk, props, edge, func(b *snapshot.Batch) error {
 			for i := range b.Len() {
-				id := b.ID(i)
-				line = append(line[:0], `{"type":`...)
-				line = value.AppendJSONString(line, nt.Name)
-				line = append(line, `,"data":{`...)
-				first := true
-				if len(nt.Key) == 0 {
-					line = append(line, `"id":`...)
-					line = value.AppendJSONString(line, id)
-					first = false
-				}
+				var first bool
+				line, first = head(line[:0], b, i)
 				var err error
-				if line, err = appendProps(line, nt.Props, b, i, first); err != nil {
-					return fmt.Errorf("export %s '%s': %w", nt.Name, id, err)
+				if line, err = appendProps(line, props, b, i, first); err != nil {
+					return fmt.Errorf("export %s '%s': %w", name, b.ID(i), err)
 				}
 				line = append(line, "}}\n"...)
 				if _, err := bw.Write(line); err != nil {
@@ -75,6 +66,21 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 				}
 			}
 			return nil
+		})
+	}
+	for _, nt := range cat.Nodes {
+		if !want(nt.Name) {
+			continue
+		}
+		err := table(snapshot.NodeKey(nt.Name), nt.Name, nt.Props, false, func(line []byte, b *snapshot.Batch, i int) ([]byte, bool) {
+			line = append(line, `{"type":`...)
+			line = value.AppendJSONString(line, nt.Name)
+			line = append(line, `,"data":{`...)
+			if len(nt.Key) > 0 {
+				return line, true
+			}
+			line = append(line, `"id":`...)
+			return value.AppendJSONString(line, b.ID(i)), false
 		})
 		if err != nil {
 			return err
@@ -84,27 +90,15 @@ func (g *Graph) Export(ctx context.Context, t Target, types []string, w io.Write
 		if !want(et.Name) {
 			continue
 		}
-		err := snap.ScanBatches(ctx, snapshot.EdgeKey(et.Name), et.Props, true, func(b *snapshot.Batch) error {
-			for i := range b.Len() {
-				id := b.ID(i)
-				line = append(line[:0], `{"edge":`...)
-				line = value.AppendJSONString(line, et.Name)
-				line = append(line, `,"from":`...)
-				line = value.AppendJSONString(line, b.Src(i))
-				line = append(line, `,"to":`...)
-				line = value.AppendJSONString(line, b.Dst(i))
-				line = append(line, `,"data":{"id":`...)
-				line = value.AppendJSONString(line, id)
-				var err error
-				if line, err = appendProps(line, et.Props, b, i, false); err != nil {
-					return fmt.Errorf("export %s '%s': %w", et.Name, id, err)
-				}
-				line = append(line, "}}\n"...)
-				if _, err := bw.Write(line); err != nil {
-					return err
-				}
-			}
-			return nil
+		err := table(snapshot.EdgeKey(et.Name), et.Name, et.Props, true, func(line []byte, b *snapshot.Batch, i int) ([]byte, bool) {
+			line = append(line, `{"edge":`...)
+			line = value.AppendJSONString(line, et.Name)
+			line = append(line, `,"from":`...)
+			line = value.AppendJSONString(line, b.Src(i))
+			line = append(line, `,"to":`...)
+			line = value.AppendJSONString(line, b.Dst(i))
+			line = append(line, `,"data":{"id":`...)
+			return value.AppendJSONString(line, b.ID(i)), false
 		})
 		if err != nil {
 			return err
