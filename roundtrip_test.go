@@ -308,6 +308,29 @@ func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp,
 	}
 }
 
+// rtInit creates an empty graph of the round-trip schema over ps in a
+// temporary directory.
+func rtInit(t *testing.T, name string, ps []rtProp) *omnigraph.Graph {
+	t.Helper()
+	g, err := omnigraph.Init(context.Background(), filepath.Join(t.TempDir(), name+".omni"), name+".pg", rtSchema(ps), "", omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// rtRows draws rows 0..n-1 of ps: the model and the slugs in row order.
+func rtRows(r *rand.Rand, ps []rtProp, n int) (rtModel, []string) {
+	want := rtModel{}
+	var slugs []string
+	for i := 0; i < n; i++ {
+		d := rtRow(r, ps, i)
+		want[d["slug"].(string)] = d
+		slugs = append(slugs, d["slug"].(string))
+	}
+	return want, slugs
+}
+
 func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 	sizes := []int{1, 65537} // one row group, just past one (140,000 rows: table.TestRoundTripProperty)
 	if testing.Short() {
@@ -318,17 +341,8 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			ctx := context.Background()
 			r := rand.New(rand.NewPCG(uint64(n), 9))
-			g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "rt.omni"), "rt.pg", rtSchema(ps), "", omnigraph.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := rtModel{}
-			var slugs []string
-			for i := 0; i < n; i++ {
-				d := rtRow(r, ps, i)
-				want[d["slug"].(string)] = d
-				slugs = append(slugs, d["slug"].(string))
-			}
+			g := rtInit(t, "rt", ps)
+			want, slugs := rtRows(r, ps, n)
 			// 1. A streaming load (several chunks for the large sizes).
 			if _, err := g.Load(ctx, bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
 				t.Fatal(err)
@@ -441,17 +455,8 @@ func TestRoundTripPlainTypesTypedLoad(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(uint64(n), 11))
-	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "plain.omni"), "plain.pg", rtSchema(ps), "", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := rtModel{}
-	var slugs []string
-	for i := 0; i < n; i++ {
-		d := rtRow(r, ps, i)
-		want[d["slug"].(string)] = d
-		slugs = append(slugs, d["slug"].(string))
-	}
+	g := rtInit(t, "plain", ps)
+	want, slugs := rtRows(r, ps, n)
 	if _, err := g.Load(ctx, bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
 		t.Fatal(err)
 	}
