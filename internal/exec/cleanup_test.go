@@ -321,10 +321,7 @@ func TestCleanupCrashPoints(t *testing.T) {
 func TestCleanupLocalTempFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
 	g := maintInit(t, st, Options{})
 	oldTmp := filepath.Join(dir, "tables", ".tmp-old")
 	newTmp := filepath.Join(dir, "commits", ".tmp-new")

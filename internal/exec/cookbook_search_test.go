@@ -14,8 +14,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
-	"github.com/omnigraph-go/omnigraph/internal/query"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // TestCookbookHybridSearch runs industry-intel's hybrid.gq (string
@@ -30,14 +28,8 @@ func TestCookbookHybridSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := storage.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Init(ctx, st, "schema.pg", string(src), "", Options{Embedding: &embed.Config{Provider: embed.ProviderMock}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, t.TempDir())
+	g := mustInit(t, st, "schema.pg", string(src), "", Options{Embedding: &embed.Config{Provider: embed.ProviderMock}})
 	seed, err := os.Open(filepath.Join(dir, "seed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -85,14 +77,8 @@ func TestCookbookHybridSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "hybrid.gq", string(hybrid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{})
+	f := compileAt(t, snap, "hybrid.gq", string(hybrid))
 	for i, q := range []string{texts[0], texts[len(texts)/2], "survey repatriating AI", "release notes"} {
 		for _, name := range []string{"related_chunks", "hybrid_chunks"} {
 			p, err := f.Query(name)

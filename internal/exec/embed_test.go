@@ -12,7 +12,6 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/eval"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // fakeEmbedServer is a local OpenAI-compatible endpoint answering every
@@ -45,14 +44,8 @@ func fakeEmbedServer(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int
 
 func embedGraph(t *testing.T, schemaSrc string, cfg *embed.Config) *Graph {
 	t.Helper()
-	st, err := storage.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Init(context.Background(), st, "e.pg", schemaSrc, "test", Options{Embedding: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, t.TempDir())
+	g := mustInit(t, st, "e.pg", schemaSrc, "test", Options{Embedding: cfg})
 	return g
 }
 

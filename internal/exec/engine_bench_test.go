@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // BenchmarkEngineBulkLoad loads 100k keyed nodes and 500k edges in one
@@ -25,15 +23,9 @@ func BenchmarkEngineBulkLoad(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		st, err := storage.NewLocal(b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
+		st := localStore(b, b.TempDir())
 		ctx := context.Background()
-		g, err := Init(ctx, st, "test.pg", engSchema, "", Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		g := mustInit(b, st, "test.pg", engSchema, "", Options{})
 		b.StartTimer()
 		res, err := g.Load(ctx, bytes.NewReader(data), LoadRequest{Mode: LoadAppend})
 		if err != nil {
@@ -49,10 +41,7 @@ func BenchmarkEngineBulkLoad(b *testing.B) {
 // BenchmarkEngineMutateOneRow updates one row of the fixture per iteration
 // on the local backend (warm handle).
 func BenchmarkEngineMutateOneRow(b *testing.B) {
-	st, err := storage.NewLocal(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := localStore(b, b.TempDir())
 	g := engFixtureOn(b, st)
 	p := engPlan(b, g, "set_age")
 	ctx := context.Background()

@@ -8,19 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // engSchema and engData are the spec's standard fixture (languages §8,
-// engine "fixture F"), written from its facts.
-const engSchema = `
-node Person { name: String @key  age: I32? }
-node Company { name: String @key }
-edge Knows: Person -> Person { since: Date? }
-edge WorksAt: Person -> Company
-`
+// engine "fixture F"): its schema is the one the server and binary tests
+// share, its data written from the spec's facts.
+const engSchema = fixture.SocialSchema
 
 const engData = `{"type":"Person","data":{"name":"Alice","age":30}}
 {"type":"Person","data":{"name":"Bob","age":25}}
@@ -124,53 +121,25 @@ func engNodes(t testing.TB, g *Graph, typ, prop string) []string {
 // engEdgesAt returns "src>dst" of every edge of a type at a target, sorted.
 func engEdgesAt(t testing.TB, g *Graph, at Target, typ string) []string {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	et, err := snap.Edges(context.Background(), typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for i := range et.IDs {
-		if !et.Alive(i) {
-			continue
-		}
-		out = append(out, et.Src[i]+">"+et.Dst[i])
-	}
-	slices.Sort(out)
-	return out
+	rows := liveEdges(t, g, at, typ)
+	return sortedRows(rows, func(i int) string { return rows.Src[i] + ">" + rows.Dst[i] })
 }
 
 // engNodesAt is engNodes at a target.
 func engNodesAt(t testing.TB, g *Graph, at Target, typ, prop string) []string {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := snap.Nodes(context.Background(), typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for i, id := range nt.IDs {
-		if !nt.Alive(i) {
-			continue
+	nt, rows := liveNodes(t, g, at, typ)
+	return sortedRows(rows, func(i int) string {
+		id := rows.IDs[i]
+		if prop == "" {
+			return id
 		}
-		s := id
-		if prop != "" {
-			s += "=" + value.FormatValue(nt.Type.Props[0].Type, nil)
-			if v := nt.Value(i, prop); v != nil {
-				p, _ := nt.Type.Prop(prop)
-				s = id + "=" + value.FormatValue(p.Type, v)
-			}
+		if v := cell(rows, i, prop); v != nil {
+			p, _ := nt.Prop(prop)
+			return id + "=" + value.FormatValue(p.Type, v)
 		}
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+		return id + "=" + value.FormatValue(nt.Props[0].Type, nil)
+	})
 }
 
 func engEdges(t testing.TB, g *Graph, typ string) []string {

@@ -6,13 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
@@ -23,15 +28,41 @@ func jsonDecoder(b []byte) *json.Decoder {
 	return dec
 }
 
+// compileAt compiles src (named file) against the schema of snap.
+func compileAt(tb testing.TB, snap *snapshot.Snapshot, file, src string) *query.File {
+	tb.Helper()
+	f, err := query.Compile(snap.Catalog(), file, src)
+	if err != nil {
+		tb.Fatalf("compile %s: %v", src, err)
+	}
+	return f
+}
+
+// mustInit is Init (with a background context) that fails tb on error.
+func mustInit(tb testing.TB, st storage.Store, file, src, actor string, o Options) *Graph {
+	tb.Helper()
+	g, err := Init(context.Background(), st, file, src, actor, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// localStore opens a local-disk store in dir, failing tb on error.
+func localStore(tb testing.TB, dir string) *storage.Local {
+	tb.Helper()
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
 // headPlan compiles src against the schema of main's head and returns its
 // query name.
 func headPlan(tb testing.TB, g *Graph, src, name string) *query.Plan {
 	tb.Helper()
-	f, err := query.Compile(resolve(tb, g, Target{}).Catalog(), "q.gq", src)
-	if err != nil {
-		tb.Fatalf("compile %s: %v", src, err)
-	}
-	p, err := f.Query(name)
+	p, err := compileAt(tb, resolve(tb, g, Target{}), "q.gq", src).Query(name)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -46,6 +77,17 @@ func resolve(tb testing.TB, g *Graph, at Target) *snapshot.Snapshot {
 		tb.Fatal(err)
 	}
 	return snap
+}
+
+// stateAt resolves at and reads the table state of tk.
+func stateAt(tb testing.TB, g *Graph, at Target, tk string) (*snapshot.Snapshot, *table.State) {
+	tb.Helper()
+	snap := resolve(tb, g, at)
+	st, err := snap.State(context.Background(), tk)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap, st
 }
 
 // headNodes resolves main's head and reads its node table of typ.
@@ -65,6 +107,64 @@ func nodesAt(tb testing.TB, g *Graph, at Target, typ string) (*snapshot.Snapshot
 	return snap, nt
 }
 
+// liveRows returns the live rows of table tk (a snapshot.NodeKey or
+// EdgeKey) of snap, read through the table's image, in row order.
+func liveRows(tb testing.TB, snap *snapshot.Snapshot, tk string) *snapshot.Rows {
+	tb.Helper()
+	ctx := context.Background()
+	var rows *snapshot.Rows
+	var err error
+	if kind, name := snapshot.SplitKey(tk); kind == "node" {
+		var nt *snapshot.NodeTable
+		if nt, err = snap.Nodes(ctx, name); err == nil {
+			rows = nt.Compact()
+		}
+	} else {
+		var et *snapshot.EdgeTable
+		if et, err = snap.Edges(ctx, name); err == nil {
+			rows = et.Compact()
+		}
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rows
+}
+
+// liveNodes resolves at and returns node type typ and the live rows of
+// its table.
+func liveNodes(tb testing.TB, g *Graph, at Target, typ string) (*schema.NodeType, *snapshot.Rows) {
+	tb.Helper()
+	snap := resolve(tb, g, at)
+	nt, _ := snap.Catalog().Node(typ)
+	return nt, liveRows(tb, snap, snapshot.NodeKey(typ))
+}
+
+// liveEdges resolves at and returns the live rows of edge type typ.
+func liveEdges(tb testing.TB, g *Graph, at Target, typ string) *snapshot.Rows {
+	tb.Helper()
+	return liveRows(tb, resolve(tb, g, at), snapshot.EdgeKey(typ))
+}
+
+// sortedRows returns row(i) for each of rows' rows, sorted.
+func sortedRows(rows *snapshot.Rows, row func(i int) string) []string {
+	out := make([]string, len(rows.IDs))
+	for i := range rows.IDs {
+		out[i] = row(i)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// cell is row i's value of column prop of rows (nil if null or not a
+// column).
+func cell(rows *snapshot.Rows, i int, prop string) any {
+	if c := rows.Cols[prop]; c != nil {
+		return c[i]
+	}
+	return nil
+}
+
 // indexedAndExact runs p over snap with its indexes (got) and without
 // them (want: the exact reference the indexed answer must equal).
 func indexedAndExact(tb testing.TB, snap eval.Snapshot, p *query.Plan, params map[string]any) (got, want *eval.Result) {
@@ -79,6 +179,54 @@ func indexedAndExact(tb testing.TB, snap eval.Snapshot, p *query.Plan, params ma
 		tb.Fatal(err)
 	}
 	return got, want
+}
+
+// hitsOf counts the rows of got whose first value (an entity's key) is
+// the first value of a row of exact: the hits of a top-k against the
+// exact top-k, for recall.
+func hitsOf(got, exact *eval.Result) int {
+	in := map[any]bool{}
+	for _, row := range exact.Rows {
+		in[row[0]] = true
+	}
+	hits := 0
+	for _, row := range got.Rows {
+		if in[row[0]] {
+			hits++
+		}
+	}
+	return hits
+}
+
+// optimizeIndexes optimizes branch and returns how many search and scalar
+// index objects it built.
+func optimizeIndexes(tb testing.TB, g *Graph, branch string) (search, scalar int) {
+	tb.Helper()
+	res, err := g.Optimize(context.Background(), branch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, d := range res.Datasets {
+		search += d.SearchIndexed
+		scalar += d.ScalarIndexed
+	}
+	return search, scalar
+}
+
+// concurrently runs fn(0) … fn(n-1) each on a goroutine of its own, all at
+// once, and returns their errors by i when all have returned.
+func concurrently(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // injectFailure runs op (what names it in the failure message) with

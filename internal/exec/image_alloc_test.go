@@ -24,10 +24,7 @@ func TestPointWriteReadBytesFlat(t *testing.T) {
 	const smallN, bigN, ops, maxBytesPerRow = 5_000, 40_000, 40, 4.0
 	perOp := func(n int) float64 {
 		ctx := context.Background()
-		g, err := Init(ctx, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustInit(t, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
 		var bulk strings.Builder
 		for i := range n {
 			fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)

@@ -108,32 +108,32 @@ func TestDerivedImageMatchesAssembly(t *testing.T) {
 						where := fmt.Sprintf("step %d %s %s", s, b, tk)
 						e := seen{where: where, want: cloneRows(want)}
 						var ids []string
+						var img interface {
+							Compact() *snapshot.Rows
+							Derived() bool
+							HasDead() bool
+						}
 						if tk == snapshot.EdgeKey("Knows") {
 							et, err := snap.Edges(ctx, "Knows")
 							if err != nil {
 								t.Fatal(err)
 							}
-							ids, e.got = et.IDs, et.Compact
-							if et.Derived() {
-								derived++
-							}
-							if et.HasDead() {
-								withDead++
-							}
+							ids, img = et.IDs, et
 							ref.EdgeT["Knows"] = &snapshot.EdgeTable{Type: et.Type, IDs: want.IDs, Src: want.Src, Dst: want.Dst, Cols: want.Cols}
 						} else {
 							nt, err := snap.Nodes(ctx, "Person")
 							if err != nil {
 								t.Fatal(err)
 							}
-							ids, e.got = nt.IDs, nt.Compact
-							if nt.Derived() {
-								derived++
-							}
-							if nt.HasDead() {
-								withDead++
-							}
+							ids, img = nt.IDs, nt
 							ref.NodeT["Person"] = &snapshot.NodeTable{Type: nt.Type, IDs: want.IDs, Cols: want.Cols}
+						}
+						e.got = img.Compact
+						if img.Derived() {
+							derived++
+						}
+						if img.HasDead() {
+							withDead++
 						}
 						if len(ids) > 0 {
 							p := unsafe.Pointer(unsafe.SliceData(ids))

@@ -73,12 +73,8 @@ func lookupGraph(t *testing.T, o Options) (*Graph, func(rng *rand.Rand)) {
 // seeded by seed, which it returns for the test's further draws.
 func peopleGraph(t *testing.T, o Options, seed uint64, persons, knows int) (*Graph, storage.Store, *rand.Rand) {
 	t.Helper()
-	ctx := context.Background()
 	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, st, "test.pg", engSchema, "tester", o)
 	t.Cleanup(func() { engCheck(t, st) })
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	var bulk strings.Builder

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/query"
+	"github.com/omnigraph-go/omnigraph/internal/schema"
+	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
@@ -114,43 +116,26 @@ func maintQuery(t testing.TB, g *Graph, target Target, src string, params map[st
 // equal content means equal rows in equal order.
 func maintContent(t testing.TB, g *Graph, target Target) string {
 	t.Helper()
-	ctx := context.Background()
-	snap, err := g.Resolve(ctx, target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, target)
 	var b strings.Builder
-	for _, nt := range snap.Catalog().Nodes {
-		tab, err := snap.Nodes(ctx, nt.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, id := range tab.IDs {
-			if !tab.Alive(i) {
-				continue
+	table := func(tk, name string, props []*schema.Property) {
+		rows := liveRows(t, snap, tk)
+		for i, id := range rows.IDs {
+			fmt.Fprintf(&b, "%s %s", name, id)
+			if rows.Src != nil {
+				fmt.Fprintf(&b, " %s>%s", rows.Src[i], rows.Dst[i])
 			}
-			fmt.Fprintf(&b, "%s %s", nt.Name, id)
-			for _, p := range nt.Props {
-				fmt.Fprintf(&b, " %v", tab.Value(i, p.Name))
+			for _, p := range props {
+				fmt.Fprintf(&b, " %v", cell(rows, i, p.Name))
 			}
 			b.WriteByte('\n')
 		}
+	}
+	for _, nt := range snap.Catalog().Nodes {
+		table(snapshot.NodeKey(nt.Name), nt.Name, nt.Props)
 	}
 	for _, et := range snap.Catalog().Edges {
-		tab, err := snap.Edges(ctx, et.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, id := range tab.IDs {
-			if !tab.Alive(i) {
-				continue
-			}
-			fmt.Fprintf(&b, "%s %s %s>%s", et.Name, id, tab.Src[i], tab.Dst[i])
-			for _, p := range et.Props {
-				fmt.Fprintf(&b, " %v", tab.Value(i, p.Name))
-			}
-			b.WriteByte('\n')
-		}
+		table(snapshot.EdgeKey(et.Name), et.Name, et.Props)
 	}
 	return b.String()
 }

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,15 +54,7 @@ func newBH(t testing.TB, st storage.Store, schemaSrc, data, queries string) *bh 
 	if queries == "" {
 		queries = bhQueries
 	}
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "test.gq", queries)
-	if err != nil {
-		t.Fatalf("compile queries: %v", err)
-	}
-	return &bh{t: t, g: g, st: st, qs: f, ctx: ctx}
+	return &bh{t: t, g: g, st: st, qs: compileAt(t, resolve(t, g, Target{}), "test.gq", queries), ctx: ctx}
 }
 
 func (h *bh) mut(branch, name string, params map[string]any) *MutationResult {
@@ -112,20 +103,13 @@ func (h *bh) head(branch string) string {
 // nodes returns "id=prop" (or ids when prop is "") of a node type at t, sorted.
 func (h *bh) nodes(t Target, typ, prop string) []string {
 	h.t.Helper()
-	_, nt := nodesAt(h.t, h.g, t, typ)
-	var out []string
-	for i, id := range nt.IDs {
-		if !nt.Alive(i) {
-			continue
+	_, rows := liveNodes(h.t, h.g, t, typ)
+	return sortedRows(rows, func(i int) string {
+		if prop == "" {
+			return rows.IDs[i]
 		}
-		s := id
-		if prop != "" {
-			s = fmt.Sprintf("%s=%v", id, nt.Value(i, prop))
-		}
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+		return fmt.Sprintf("%s=%v", rows.IDs[i], cell(rows, i, prop))
+	})
 }
 
 // edges returns "src>dst" of an edge type at t, sorted.

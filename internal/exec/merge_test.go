@@ -463,29 +463,21 @@ func TestMergeRacesTargetWrites(t *testing.T) {
 		h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
 		p, _ := h.qs.Query("add")
 		const n = 6
-		var wg sync.WaitGroup
-		errs := make([]error, n+1)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				g, err := Open(h.ctx, h.st, Options{})
+		// n writers and, last, one merge of feature into main.
+		errs := concurrently(n+1, func(i int) error {
+			if i == n {
+				g, err := Open(h.ctx, h.st, Options{MaxRetries: 64})
 				if err == nil {
-					_, err = g.Mutate(h.ctx, "main", p, map[string]any{"name": "W" + string(rune('a'+i)), "age": i}, MutateOptions{})
+					_, err = g.Merge(h.ctx, "feature", "main", "")
 				}
-				errs[i] = err
-			}()
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g, err := Open(h.ctx, h.st, Options{MaxRetries: 64})
-			if err == nil {
-				_, err = g.Merge(h.ctx, "feature", "main", "")
+				return err
 			}
-			errs[n] = err
-		}()
-		wg.Wait()
+			g, err := Open(h.ctx, h.st, Options{})
+			if err == nil {
+				_, err = g.Mutate(h.ctx, "main", p, map[string]any{"name": "W" + string(rune('a'+i)), "age": i}, MutateOptions{})
+			}
+			return err
+		})
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("writer %d: %v", i, err)

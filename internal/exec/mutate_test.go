@@ -208,17 +208,14 @@ query set_body($s: String, $b: String) { update Doc set { body: $b } where slug 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := storage.NewMem()
-			g, err := Init(ctx, st, "t.pg", schemaSrc, "tester", Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := mustInit(t, st, "t.pg", schemaSrc, "tester", Options{})
 			t.Cleanup(func() { engCheck(t, st) })
 			data := `{"type":"Doc","data":{"slug":"d1"}}` + "\n" + `{"type":"Doc","data":{"slug":"d2"}}` + "\n"
 			if _, err := g.Load(ctx, stringsReader(data), LoadRequest{Mode: LoadOverwrite}); err != nil {
 				t.Fatal(err)
 			}
 			before := engSnap(t, g, "main")
-			_, err = g.Mutate(ctx, "main", headPlan(t, g, queries, c.query), c.params, MutateOptions{})
+			_, err := g.Mutate(ctx, "main", headPlan(t, g, queries, c.query), c.params, MutateOptions{})
 			var ve *value.Error
 			if !errors.As(err, &ve) || ve.Name != c.prop || ve.Reason != "external blob ingest is denied" {
 				t.Fatalf("err = %v, want *value.Error for %s: external blob ingest is denied", err, c.prop)

@@ -67,14 +67,7 @@ func TestOptimizePreservesContent(t *testing.T) {
 		t.Errorf("datasets %+v", res.Datasets)
 	}
 	// Every fragment is indexed, and index lookups agree with the table.
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snap.State(ctx, "node:Person")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, s := stateAt(t, g, Target{}, "node:Person")
 	covered := map[string]bool{}
 	for _, r := range s.Indexes() {
 		for _, f := range r.Fragments {

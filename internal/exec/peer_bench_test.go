@@ -13,7 +13,6 @@ import (
 
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/query"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // The peer benchmarks run the real engine (local disk, Graph.Load,
@@ -55,17 +54,11 @@ func peerJSONL() []byte { return fixture.PeerJSONL() }
 // peerGraph initializes a graph in dir and bulk-loads the peer dataset.
 func peerGraph(tb testing.TB, dir string) *Graph {
 	tb.Helper()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st := localStore(tb, dir)
 	ctx := context.Background()
 	// The decoded images of this graph (~100 MB) exceed the default cache
 	// budget; see DefaultCacheBytes.
-	g, err := Init(ctx, st, "peer.pg", peerSchema, "bench", Options{CacheBytes: 1 << 30})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	g := mustInit(tb, st, "peer.pg", peerSchema, "bench", Options{CacheBytes: 1 << 30})
 	res, err := g.Load(ctx, bytes.NewReader(peerJSONL()), LoadRequest{Mode: LoadAppend})
 	if err != nil {
 		tb.Fatal(err)
@@ -176,48 +169,60 @@ func BenchmarkPeer(b *testing.B) {
 	read("chain2", true)
 	read("point", false)
 	read("range", false)
-	b.Run("upsert", func(b *testing.B) {
-		p := peerPlan(b, g, "upsert")
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if _, err := g.Mutate(ctx, "main", p, map[string]any{"name": fmt.Sprintf("w%d", i), "age": 40}, MutateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ratio(b, "upsert")
-	})
-	b.Run("set_age", func(b *testing.B) {
-		p := peerPlan(b, g, "set_age")
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if _, err := g.Mutate(ctx, "main", p, map[string]any{"name": starts[i%len(starts)], "age": 20 + i%50}, MutateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ratio(b, "set_age")
-	})
+	for _, w := range []struct {
+		name string
+		args func(i int) (map[string]any, string)
+	}{{"upsert", peerUpsert}, {"set_age", peerSetAge(starts)}} {
+		b.Run(w.name, func(b *testing.B) {
+			p := peerPlan(b, g, w.name)
+			b.ReportAllocs()
+			peerWrites(b, g, p, nil, w.args)
+			ratio(b, w.name)
+		})
+	}
 	// A read right after a single-row write: the cost of bringing the
 	// changed table's image (and indexes) up to date.
 	b.Run("pk-after-write", func(b *testing.B) {
-		w := peerPlan(b, g, "set_age")
-		p := peerPlan(b, g, "pk")
+		w, p := peerPlan(b, g, "set_age"), peerPlan(b, g, "pk")
 		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			n := starts[i%len(starts)]
-			if _, err := g.Mutate(ctx, "main", w, map[string]any{"name": n, "age": 20 + i%50}, MutateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := g.Query(ctx, Target{}, p, map[string]any{"n": n}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		peerWrites(b, g, w, p, peerSetAge(starts))
 	})
+}
+
+// peerWrites runs one write of w per iteration, its parameters and the
+// key it writes from args(i), each followed by the pk read of that key
+// when pk is set.
+func peerWrites(b *testing.B, g *Graph, w, pk *query.Plan, args func(i int) (map[string]any, string)) {
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		i++
+		params, key := args(i)
+		if _, err := g.Mutate(ctx, "main", w, params, MutateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if pk == nil {
+			continue
+		}
+		if _, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": key}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// peerUpsert is the i-th write of the upsert benchmarks: a new person.
+func peerUpsert(i int) (map[string]any, string) {
+	n := fmt.Sprintf("w%d", i)
+	return map[string]any{"name": n, "age": 40}, n
+}
+
+// peerSetAge returns the i-th write of the set_age benchmarks: a new age
+// for one of the existing persons starts.
+func peerSetAge(starts []string) func(i int) (map[string]any, string) {
+	return func(i int) (map[string]any, string) {
+		n := starts[i%len(starts)]
+		return map[string]any{"name": n, "age": 20 + i%50}, n
+	}
 }
 
 // BenchmarkPeerBulkLoad loads the whole peer dataset (100k nodes + 500k

@@ -42,29 +42,16 @@ func BenchmarkPeerWrite(b *testing.B) {
 	} {
 		b.Run(cfg.name, func(b *testing.B) {
 			dir := b.TempDir()
-			local, err := storage.NewLocal(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
+			local := localStore(b, dir)
 			// The stack every public handle gets on a local directory:
 			// durable puts behind the batching layer.
 			st := storage.NewBatching(local)
 			ctx := context.Background()
-			g, err := Init(ctx, st, "peer.pg", peerSchema, "bench", cfg.o)
-			if err != nil {
-				b.Fatal(err)
-			}
+			g := mustInit(b, st, "peer.pg", peerSchema, "bench", cfg.o)
 			if _, err := g.Load(ctx, bytes.NewReader(peerJSONL()), LoadRequest{Mode: LoadAppend}); err != nil {
 				b.Fatal(err)
 			}
-			snap, err := g.Resolve(ctx, Target{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ps, err := snap.State(ctx, snapshot.NodeKey("Person"))
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ps := stateAt(b, g, Target{}, snapshot.NodeKey("Person"))
 			var sizes []int64
 			for _, f := range ps.Fragments() {
 				sizes = append(sizes, f.Live())
@@ -118,32 +105,13 @@ func BenchmarkPeerWrite(b *testing.B) {
 			// An insert then a read of it: the new image is derived from
 			// the previous one (snapshot/derive.go).
 			b.Run("pk-after-upsert", func(b *testing.B) {
-				w := peerPlan(b, g, "upsert")
-				i := 0
-				for b.Loop() {
-					i++
+				peerWrites(b, g, peerPlan(b, g, "upsert"), pk, func(i int) (map[string]any, string) {
 					n := fmt.Sprintf("v%d", i)
-					if _, err := g.Mutate(ctx, "main", w, map[string]any{"name": n, "age": 40}, MutateOptions{}); err != nil {
-						b.Fatal(err)
-					}
-					if _, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": n}); err != nil {
-						b.Fatal(err)
-					}
-				}
+					return map[string]any{"name": n, "age": 40}, n
+				})
 			})
 			b.Run("pk-after-write", func(b *testing.B) {
-				w := peerPlan(b, g, "set_age")
-				i := 0
-				for b.Loop() {
-					i++
-					n := starts[i%len(starts)]
-					if _, err := g.Mutate(ctx, "main", w, map[string]any{"name": n, "age": 20 + i%50}, MutateOptions{}); err != nil {
-						b.Fatal(err)
-					}
-					if _, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": n}); err != nil {
-						b.Fatal(err)
-					}
-				}
+				peerWrites(b, g, peerPlan(b, g, "set_age"), pk, peerSetAge(starts))
 			})
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -19,26 +18,19 @@ func TestEngineConcurrentInsertsLinear(t *testing.T) {
 	base := engSnap(t, g, "main").head
 	p := engPlan(t, g, "insert_company")
 	const n = 8
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// No inline compaction: the test counts the chain's commits.
-			h, err := Open(ctx, st, Options{NoAutoCompact: true})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			if i%2 == 0 {
-				_, errs[i] = h.Mutate(ctx, "main", p, map[string]any{"name": fmt.Sprintf("C%d", i)}, MutateOptions{})
-			} else {
-				_, errs[i] = h.Load(ctx, strings.NewReader(fmt.Sprintf(`{"type":"Company","data":{"name":"C%d"}}`, i)), LoadRequest{Mode: LoadAppend})
-			}
-		}()
-	}
-	wg.Wait()
+	errs := concurrently(n, func(i int) error {
+		// No inline compaction: the test counts the chain's commits.
+		h, err := Open(ctx, st, Options{NoAutoCompact: true})
+		if err != nil {
+			return err
+		}
+		if i%2 == 0 {
+			_, err = h.Mutate(ctx, "main", p, map[string]any{"name": fmt.Sprintf("C%d", i)}, MutateOptions{})
+		} else {
+			_, err = h.Load(ctx, strings.NewReader(fmt.Sprintf(`{"type":"Company","data":{"name":"C%d"}}`, i)), LoadRequest{Mode: LoadAppend})
+		}
+		return err
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("writer %d: %v", i, err)
@@ -187,20 +179,13 @@ func TestEngineConcurrentSameIDAppend(t *testing.T) {
 	g, st := engFixture(t)
 	ctx := context.Background()
 	const n = 4
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h, err := Open(ctx, st, Options{})
-			if err == nil {
-				_, err = h.Load(ctx, strings.NewReader(fmt.Sprintf(`{"type":"Person","data":{"name":"Zed","age":%d}}`, i)), LoadRequest{Mode: LoadAppend})
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
+	errs := concurrently(n, func(i int) error {
+		h, err := Open(ctx, st, Options{})
+		if err == nil {
+			_, err = h.Load(ctx, strings.NewReader(fmt.Sprintf(`{"type":"Person","data":{"name":"Zed","age":%d}}`, i)), LoadRequest{Mode: LoadAppend})
+		}
+		return err
+	})
 	wins := 0
 	for _, err := range errs {
 		var kc *KeyConflictError

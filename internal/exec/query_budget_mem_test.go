@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"os"
 	osexec "os/exec"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // budgetGraph is the generated graph of TestQueryRSSWithinCacheBudget:
@@ -86,14 +86,8 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Init(ctx, st, "budget.pg", budgetSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
+	g := mustInit(t, st, "budget.pg", budgetSchema, "tester", Options{})
 	if _, err := g.Load(ctx, &budgetInput{}, LoadRequest{Mode: LoadAppend}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,33 +192,23 @@ func TestQueryRSSWithinCacheBudget(t *testing.T) {
 			hop2Large++ // a self-loop reports the source at hop 1 (none here)
 		}
 	}
-	// The three cities with the most edges (ties by name, as the column
-	// sort breaks them).
-	cities := make([]string, 0, len(edgesByCity))
-	for c := range edgesByCity {
-		cities = append(cities, c)
-	}
-	slices.SortFunc(cities, func(a, b string) int {
-		if d := edgesByCity[b] - edgesByCity[a]; d != 0 {
-			return d
+	// The three cities with the most edges, by the near and by the far
+	// end's city (ties by name, as the column sort breaks them).
+	cities := slices.Collect(maps.Keys(edgesByCity))
+	top3 := func(edges map[string]int) [][]any {
+		slices.SortFunc(cities, func(a, b string) int {
+			if d := edges[b] - edges[a]; d != 0 {
+				return d
+			}
+			return strings.Compare(a, b)
+		})
+		var top [][]any
+		for _, c := range cities[:3] {
+			top = append(top, []any{c, edges[c]})
 		}
-		return strings.Compare(a, b)
-	})
-	var topCities [][]any
-	for _, c := range cities[:3] {
-		topCities = append(topCities, []any{c, edgesByCity[c]})
+		return top
 	}
-	// The same by the far end's city.
-	slices.SortFunc(cities, func(a, b string) int {
-		if d := edgesByFarCity[b] - edgesByFarCity[a]; d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	var topFarCities [][]any
-	for _, c := range cities[:3] {
-		topFarCities = append(topFarCities, []any{c, edgesByFarCity[c]})
-	}
+	topCities, topFarCities := top3(edgesByCity), top3(edgesByFarCity)
 	// The first edges by the far end's age descending, then names.
 	slices.SortFunc(oldestFar, func(a, b [2]string) int {
 		if c := strings.Compare(a[0], b[0]); c != 0 {
@@ -301,10 +285,7 @@ func TestQueryRSSHelper(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	ctx := context.Background()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
 	g, err := Open(ctx, st, Options{CacheBytes: budgetCache})
 	if err != nil {
 		t.Fatal(err)

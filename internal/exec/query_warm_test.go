@@ -5,23 +5,15 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // warmKeyGraph is a small local-disk graph of the peer schema (n Person
 // rows, one Knows each) on a handle whose key lookups are warm.
 func warmKeyGraph(t *testing.T, dir string, n int) *Graph {
 	t.Helper()
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
 	ctx := t.Context()
-	g, err := Init(ctx, st, "peer.pg", peerSchema, "test", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, st, "peer.pg", peerSchema, "test", Options{})
 	var b bytes.Buffer
 	for i := range n {
 		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"b"}}`+"\n", i, 20+i%50, i%10)
@@ -93,10 +85,7 @@ func TestWarmQuerySeesOtherHandleWrites(t *testing.T) {
 	for range 16 {
 		warmAge(t, g, "p5")
 	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, dir)
 	w, err := Open(t.Context(), st, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -158,10 +158,7 @@ func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(21, 22))
 	cs := storage.NewCounting(storage.NewMem())
-	g, err := Init(ctx, cs, "test.pg", denseSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, cs, "test.pg", denseSchema, "tester", Options{})
 	appendJSONL(t, g, denseGraph(rng, 0, 3000, 5))
 	p := headPlan(t, g, `query q() { match { $p: Person  $p knows $f } return { count($f) as c } }`, "q")
 	for _, tc := range []struct {

@@ -132,9 +132,6 @@ func imageHandle(t *testing.T, st storage.Store) *Graph {
 func readTestGraph(t *testing.T, pg string, seed uint64) (*Graph, storage.Store, *rand.Rand) {
 	t.Helper()
 	st := storage.NewMem()
-	g, err := Init(context.Background(), st, "test.pg", pg, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, st, "test.pg", pg, "tester", Options{})
 	return g, st, rand.New(rand.NewPCG(seed, seed+1))
 }

@@ -129,10 +129,7 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(8, 9))
 	st := storage.NewMem()
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, st, "test.pg", engSchema, "tester", Options{})
 	var bulk strings.Builder
 	const n = 3000
 	for i := range n {
@@ -195,10 +192,7 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	cnt := storage.NewCounting(storage.NewMem())
-	g, err := Init(ctx, cnt, "test.pg", `node Person { name: String @key  age: I32?  city: String?  bio: String? }`, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, cnt, "test.pg", `node Person { name: String @key  age: I32?  city: String?  bio: String? }`, "tester", Options{})
 	var bulk strings.Builder
 	const n = 40_000
 	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
@@ -214,23 +208,12 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"p%d","age":%d,"city":"c%d","bio":"%s"}}`+"\n", i, 18+rng.IntN(80), rng.IntN(100), bio.String())
 	}
 	appendJSONL(t, g, bulk.String())
-	snap, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pst, err := snap.State(ctx, "node:Person")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, pst := stateAt(t, g, Target{}, "node:Person")
 	var total int64
 	for _, f := range pst.Fragments() {
 		total += f.Bytes + f.IndexBytes
 	}
-	f, err := query.Compile(snap.Catalog(), "q.gq", `query q() { match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c } }`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := f.Query("q")
+	p, _ := compileAt(t, snap, "q.gq", `query q() { match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c } }`).Query("q")
 	var want any
 	for _, indexPath := range []bool{false, true} {
 		h, err := Open(ctx, cnt, Options{})

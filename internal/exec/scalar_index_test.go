@@ -77,14 +77,7 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 	if _, err := g.Load(ctx, strings.NewReader(edges.String()), LoadRequest{Mode: LoadAppend}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Optimize(ctx, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	built := 0
-	for _, d := range res.Datasets {
-		built += d.ScalarIndexed
-	}
+	_, built := optimizeIndexes(t, g, "main")
 	refs := scalarRefs(t, g)
 	if built == 0 || len(refs) != 6 || refs["s"] == 0 || refs["f"] != 0 {
 		t.Fatalf("optimize built %d scalar indexes: %v", built, refs)
@@ -269,10 +262,7 @@ func scalarPeople(t *testing.T, rows, cities int) (*Graph, storage.Store, int64)
 	ctx := context.Background()
 	st := storage.NewMem()
 	const pg = `node Person { name: String @key  age: I32?  city: String?  bio: String?  @index(age, city) }`
-	g, err := Init(ctx, st, "p.pg", pg, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, st, "p.pg", pg, "tester", Options{})
 	var b strings.Builder
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range rows {

@@ -204,14 +204,8 @@ func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	c := newSearchCorpus(n, dim)
 	dir := b.TempDir()
-	st, err := storage.NewLocal(filepath.Join(dir, "g"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := Init(ctx, st, "s.pg", searchBenchSchema, "bench", Options{CacheBytes: 8 << 30, NoAutoCompact: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := localStore(b, filepath.Join(dir, "g"))
+	g := mustInit(b, st, "s.pg", searchBenchSchema, "bench", Options{CacheBytes: 8 << 30, NoAutoCompact: true})
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(c.writeJSONL(pw)) }()
 	t0 := time.Now()

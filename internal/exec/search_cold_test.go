@@ -27,10 +27,7 @@ import (
 func TestColdSearchReadsIndexes(t *testing.T) {
 	ctx := context.Background()
 	mem := storage.NewMem()
-	g, err := Init(ctx, mem, "s.pg", `node Doc { slug: String @key  bio: String @index  pad: String  v: Vector(16) }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 3000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustInit(t, mem, "s.pg", `node Doc { slug: String @key  bio: String @index  pad: String  v: Vector(16) }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 3000})
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"alpha", "beta", "gamma", "delta", "graph", "vector", "search", "learning", "time", "omega"}
 	var b strings.Builder
@@ -120,15 +117,8 @@ func coldRun(t *testing.T, mem storage.Store, src, name string, params map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := cold.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := query.Compile(snap.Catalog(), "q.gq", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Query(name)
+	snap := resolve(t, cold, Target{})
+	p, err := compileAt(t, snap, "q.gq", src).Query(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,10 +143,7 @@ func hybridGraph(t *testing.T) (g *Graph, mem *storage.Mem, vecOf func() []any) 
 	ctx := context.Background()
 	mem = storage.NewMem()
 	const dim = 16
-	g, err := Init(ctx, mem, "s.pg", `node Doc { slug: String @key  bio: String @index  pad: String  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 6000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = mustInit(t, mem, "s.pg", `node Doc { slug: String @key  bio: String @index  pad: String  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true, CompactTargetRows: 6000})
 	r := rand.New(rand.NewPCG(3, 4))
 	cent := make([][]float64, 32)
 	for c := range cent {
@@ -230,14 +217,7 @@ query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.b
 		}
 		return nil
 	})
-	snapW, err := g.Resolve(ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, err := query.Compile(snapW.Catalog(), "q.gq", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fw := compileAt(t, resolve(t, g, Target{}), "q.gq", src)
 	hits, all := 0, 0
 	for qi := range 6 {
 		params := map[string]any{"x": vecOf(), "q": []string{"graph", "alpha beta", "omega time", "nothing", "search vector", "delta"}[qi]}
@@ -274,15 +254,7 @@ query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.b
 				if err != nil {
 					t.Fatal(err)
 				}
-				in := map[any]bool{}
-				for _, row := range exact.Rows {
-					in[row[0]] = true
-				}
-				for _, row := range got.Rows {
-					if in[row[0]] {
-						hits++
-					}
-				}
+				hits += hitsOf(got, exact)
 				all += len(exact.Rows)
 			}
 			t.Logf("%s #%d: %d rows, %d requests, %d bytes (fragments %d, vector indexes %d); by object: %v", name, qi, len(got.Rows), read.Requests(), bytes, total, ivfTotal, objs)

@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/index"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 const searchIdxSchema = `node Doc { slug: String @key  body: String? @index  n: I32  v: Vector(8)? @index }`
@@ -72,14 +70,8 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
 			ctx := context.Background()
-			st, err := storage.NewLocal(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := Init(ctx, st, "s.pg", searchIdxSchema, "t", Options{NoAutoCompact: true, CompactTargetRows: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := localStore(t, t.TempDir())
+			g := mustInit(t, st, "s.pg", searchIdxSchema, "t", Options{NoAutoCompact: true, CompactTargetRows: 40})
 			load := func(lo, hi int, mode LoadMode) {
 				t.Helper()
 				if _, err := g.Load(ctx, strings.NewReader(searchDocs(r, lo, hi)), LoadRequest{Mode: mode}); err != nil {
@@ -89,14 +81,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 			load(0, 60, LoadAppend)
 			load(60, 130, LoadAppend)
 			load(130, 200, LoadAppend)
-			res, err := g.Optimize(ctx, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			built := 0
-			for _, d := range res.Datasets {
-				built += d.SearchIndexed
-			}
+			built, _ := optimizeIndexes(t, g, "")
 			if built != 6 {
 				t.Fatalf("optimize built %d search indexes, want 6 (3 fragments × 2 columns)", built)
 			}
@@ -122,10 +107,7 @@ func TestSearchIndexesMatchExact(t *testing.T) {
 			if persisted != 3 || len(parts) != 5 || deleted < 2 {
 				t.Fatalf("%d parts, %d persisted, %d with deletions: want 5, 3, ≥2", len(parts), persisted, deleted)
 			}
-			f, err := query.Compile(snap.Catalog(), "q.gq", searchIdxQueries)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := compileAt(t, snap, "q.gq", searchIdxQueries)
 			for round := range 25 {
 				q := randomQueryText(r)
 				x := make([]any, 8)

@@ -123,30 +123,30 @@ const (
 
 // PutNode stages a node row image under policy. row.ID must be set.
 func (d *Delta) PutNode(nt *schema.NodeType, row Row, policy DupPolicy) error {
-	td := d.Node(nt.Name)
-	if i, dup := td.lookup(row.ID); dup {
-		if policy == DupReplace {
-			td.Upserts[i] = row
-			return nil
-		}
+	return d.Node(nt.Name).put(row, policy, func() error {
 		if len(nt.Key) > 0 {
 			return uniqueError(nt.Name, nt.Key, nodeTupleTypes(nt, nt.Key), rowTuple(nt.Key, row), row.ID, row.ID)
 		}
 		return &KeyConflictError{TypeKey: snapshot.NodeKey(nt.Name), EntityID: row.ID}
-	}
-	td.add(row)
-	return nil
+	})
 }
 
 // PutEdge stages an edge row image under policy. row.ID must be set.
 func (d *Delta) PutEdge(et *schema.EdgeType, row Row, policy DupPolicy) error {
-	td := d.Edge(et.Name)
-	if i, dup := td.lookup(row.ID); dup {
+	return d.Edge(et.Name).put(row, policy, func() error {
+		return &KeyConflictError{TypeKey: snapshot.EdgeKey(et.Name), EntityID: row.ID}
+	})
+}
+
+// put stages row under policy: a row whose id is staged already replaces
+// it (DupReplace) or is refused with dup's error (DupReject).
+func (td *TypeDelta) put(row Row, policy DupPolicy, dup func() error) error {
+	if i, ok := td.lookup(row.ID); ok {
 		if policy == DupReplace {
 			td.Upserts[i] = row
 			return nil
 		}
-		return &KeyConflictError{TypeKey: snapshot.EdgeKey(et.Name), EntityID: row.ID}
+		return dup()
 	}
 	td.add(row)
 	return nil
@@ -487,23 +487,27 @@ func tupleHasNull(tuple []any) bool {
 	return false
 }
 
+// nodeTupleTypes returns the types of a node table's columns cols (all
+// properties).
 func nodeTupleTypes(nt *schema.NodeType, cols []string) []schema.Type {
-	ts := make([]schema.Type, len(cols))
-	for i, c := range cols {
-		if p, ok := nt.Prop(c); ok {
-			ts[i] = p.Type
-		}
-	}
-	return ts
+	return tupleTypes(nt.Prop, cols)
 }
 
+// edgeTupleTypes returns the types of an edge table's columns cols; src
+// and dst, which are no properties, are node ids: Strings.
 func edgeTupleTypes(et *schema.EdgeType, cols []string) []schema.Type {
+	return tupleTypes(et.Prop, cols)
+}
+
+// tupleTypes returns the type of each of cols as prop finds it, String
+// for a column that is no property (an edge's src or dst; a node's
+// unique columns are all properties).
+func tupleTypes(prop func(string) (*schema.Property, bool), cols []string) []schema.Type {
 	ts := make([]schema.Type, len(cols))
 	for i, c := range cols {
-		if p, ok := et.Prop(c); ok {
+		ts[i] = schema.Type{Kind: schema.KindString}
+		if p, ok := prop(c); ok {
 			ts[i] = p.Type
-		} else {
-			ts[i] = schema.Type{Kind: schema.KindString}
 		}
 	}
 	return ts

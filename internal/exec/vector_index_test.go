@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/omnigraph-go/omnigraph/internal/query"
-	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // clusteredJSONL renders n P nodes with dim-dimensional vectors around
@@ -48,14 +45,8 @@ func TestVectorIndexRecall(t *testing.T) {
 	const n, dim = 20000, 16
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := context.Background()
-	st, err := storage.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Init(ctx, st, "v.pg", `node P { slug: String @key  g: I32  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := localStore(t, t.TempDir())
+	g := mustInit(t, st, "v.pg", `node P { slug: String @key  g: I32  v: Vector(16) @index }`, "t", Options{NoAutoCompact: true})
 	data, vecs := clusteredJSONL(r, n, dim, 64)
 	appendJSONL(t, g, data)
 	if _, err := g.Optimize(ctx, ""); err != nil {
@@ -71,14 +62,11 @@ func TestVectorIndexRecall(t *testing.T) {
 			t.Fatalf("fragment not covered by a persisted IVF index (persisted %v, lists %d)", p.Persisted, p.Index.Lists())
 		}
 	}
-	f, err := query.Compile(snap.Catalog(), "q.gq", `
+	f := compileAt(t, snap, "q.gq", `
 query all($x: Vector(16)) { match { $p: P } return { $p.slug } order { nearest($p.v, $x) } limit 10 }
 query half($x: Vector(16)) { match { $p: P  $p.g < 50 } return { $p.slug } order { nearest($p.v, $x) } limit 10 }
 query one($x: Vector(16)) { match { $p: P  $p.g = 7 } return { $p.slug } order { nearest($p.v, $x) } limit 10 }
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"all", "half", "one"} {
 		p, _ := f.Query(name)
 		hits, total := 0, 0
@@ -93,15 +81,7 @@ query one($x: Vector(16)) { match { $p: P  $p.g = 7 } return { $p.slug } order {
 			if len(got.Rows) != 10 || len(want.Rows) != 10 {
 				t.Fatalf("%s: %d rows (exact %d), want 10", name, len(got.Rows), len(want.Rows))
 			}
-			exact := map[any]bool{}
-			for _, row := range want.Rows {
-				exact[row[0]] = true
-			}
-			for _, row := range got.Rows {
-				if exact[row[0]] {
-					hits++
-				}
-			}
+			hits += hitsOf(got, want)
 			total += 10
 		}
 		recall := float64(hits) / float64(total)

@@ -31,10 +31,7 @@ func TestIndexLookupsMatchFragSet(t *testing.T) {
 	}
 	mk := func() (storage.Store, *Graph) {
 		st := storage.NewMem()
-		g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustInit(t, st, "test.pg", engSchema, "tester", Options{})
 		appendJSONL(t, g, bulk.String())
 		return st, g
 	}
