@@ -110,19 +110,18 @@ func (c Config) Resolve() (Config, error) {
 	if c.Deadline == 0 {
 		c.Deadline = DefaultDeadline
 	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.RetryAttempts <= 0 {
-		c.RetryAttempts = DefaultRetryAttempts
-	}
-	if c.RetryBackoff <= 0 {
-		c.RetryBackoff = DefaultRetryBackoff
-	}
-	if c.Batch <= 0 {
-		c.Batch = DefaultBatch
-	}
+	positiveOr(&c.Timeout, DefaultTimeout)
+	positiveOr(&c.RetryAttempts, DefaultRetryAttempts)
+	positiveOr(&c.RetryBackoff, DefaultRetryBackoff)
+	positiveOr(&c.Batch, DefaultBatch)
 	return c, nil
+}
+
+// positiveOr sets *v to def unless it is positive (unset or nonsense).
+func positiveOr[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 func keyVars(provider string) string {

@@ -287,15 +287,11 @@ func (m matcher) match(v any) bool {
 // liveNodes calls fn for each live row of a node type in the overlay:
 // committed rows not shadowed or deleted, then pending rows.
 func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id string, committed bool, get func(string) any, row func() Row)) error {
-	t := x.table(x.nodes, nt.Name)
 	ct, err := x.snap.Nodes(ctx, nt.Name)
 	if err != nil {
 		return err
 	}
-	for i, id := range ct.IDs {
-		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !ct.Alive(i) {
-			continue
-		}
+	x.table(x.nodes, nt.Name).live(ct.IDs, ct.Alive, func(i int, id string) {
 		fn(id, true, func(p string) any { return ct.Value(i, p) }, func() Row {
 			vals := make(map[string]any, len(nt.Props))
 			for _, p := range nt.Props {
@@ -303,37 +299,43 @@ func (x *mutExec) liveNodes(ctx context.Context, nt *schema.NodeType, fn func(id
 			}
 			return Row{ID: id, Values: vals}
 		})
-	}
-	for _, id := range t.order {
-		r, ok := t.pending[id]
-		if !ok || t.deleted[id] {
-			continue
-		}
+	}, func(id string, r Row) {
 		fn(id, false, func(p string) any { return r.Values[p] }, func() Row { return r })
-	}
+	})
 	return nil
 }
 
+// liveEdges is liveNodes for an edge type.
 func (x *mutExec) liveEdges(ctx context.Context, et *schema.EdgeType, fn func(id, src, dst string, committed bool, get func(string) any)) error {
-	t := x.table(x.edges, et.Name)
 	ct, err := x.snap.Edges(ctx, et.Name)
 	if err != nil {
 		return err
 	}
-	for i, id := range ct.IDs {
-		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !ct.Alive(i) {
+	x.table(x.edges, et.Name).live(ct.IDs, ct.Alive, func(i int, id string) {
+		fn(id, ct.Src[i], ct.Dst[i], true, func(p string) any { return ct.Value(i, p) })
+	}, func(id string, r Row) {
+		fn(id, r.Src, r.Dst, false, func(p string) any { return r.Values[p] })
+	})
+	return nil
+}
+
+// live calls committed for each row i (id ids[i]) of the committed image
+// that is alive and neither shadowed nor deleted by the overlay, then
+// pending for each pending row not deleted, in staging order.
+func (t *mutTable) live(ids []string, alive func(int) bool, committed func(i int, id string), pending func(id string, r Row)) {
+	for i, id := range ids {
+		if _, shadowed := t.pending[id]; shadowed || t.deleted[id] || !alive(i) {
 			continue
 		}
-		fn(id, ct.Src[i], ct.Dst[i], true, func(p string) any { return ct.Value(i, p) })
+		committed(i, id)
 	}
 	for _, id := range t.order {
 		r, ok := t.pending[id]
 		if !ok || t.deleted[id] {
 			continue
 		}
-		fn(id, r.Src, r.Dst, false, func(p string) any { return r.Values[p] })
+		pending(id, r)
 	}
-	return nil
 }
 
 // nodeWhere resolves a node mutation's type, the property its where

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
@@ -253,53 +252,41 @@ func TestOptimizeConcurrentWriters(t *testing.T) {
 	st := storage.NewMem()
 	g := maintInit(t, st, Options{})
 	const writers, each = 4, 15
-	var wg sync.WaitGroup
-	errs := make(chan error, writers+1)
 	stop := make(chan struct{})
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	optimized := make(chan error, 1)
+	go func() {
+		optimized <- func() error {
 			h, err := Open(ctx, st, Options{})
 			if err != nil {
-				errs <- err
-				return
+				return err
 			}
-			for i := range each {
-				line := fmt.Sprintf(`{"type":"Person","data":{"name":"w%d-%d","age":%d}}`, w, i, i)
-				if _, err := h.Load(ctx, strings.NewReader(line), LoadRequest{Mode: LoadAppend}); err != nil {
-					errs <- fmt.Errorf("writer %d: %w", w, err)
-					return
+			for {
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				if _, err := h.Optimize(ctx, ""); err != nil {
+					return fmt.Errorf("optimize: %w", err)
 				}
 			}
 		}()
-	}
-	var owg sync.WaitGroup
-	owg.Add(1)
-	go func() {
-		defer owg.Done()
+	}()
+	errs := concurrently(writers, func(w int) error {
 		h, err := Open(ctx, st, Options{})
 		if err != nil {
-			errs <- err
-			return
+			return err
 		}
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := h.Optimize(ctx, ""); err != nil {
-				errs <- fmt.Errorf("optimize: %w", err)
-				return
+		for i := range each {
+			line := fmt.Sprintf(`{"type":"Person","data":{"name":"w%d-%d","age":%d}}`, w, i, i)
+			if _, err := h.Load(ctx, strings.NewReader(line), LoadRequest{Mode: LoadAppend}); err != nil {
+				return fmt.Errorf("writer %d: %w", w, err)
 			}
 		}
-	}()
-	wg.Wait()
+		return nil
+	})
 	close(stop)
-	owg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := errors.Join(append(errs, <-optimized)...); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(engNodes(t, g, "Person", "")); got != writers*each {

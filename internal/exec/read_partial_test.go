@@ -11,7 +11,6 @@ import (
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
-
 	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 

@@ -2,13 +2,12 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
-
-	"encoding/json"
 
 	"github.com/omnigraph-go/omnigraph/internal/eval"
 	"github.com/omnigraph-go/omnigraph/internal/index"

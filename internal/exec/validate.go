@@ -270,33 +270,36 @@ func sortedDeltaKeys(m map[string]*TypeDelta) []string {
 
 func (v *validator) strictInserts() error {
 	for _, nt := range v.cat.Nodes {
-		td := v.node(nt.Name)
-		if td == nil || !td.StrictInsert || td.Replace {
-			continue
-		}
-		for _, r := range td.Upserts {
-			ok, err := v.committed.NodeExists(v.ctx, nt.Name, r.ID)
-			if err != nil {
-				return err
-			}
-			if ok {
-				return &KeyConflictError{TypeKey: snapshot.NodeKey(nt.Name), EntityID: r.ID}
-			}
+		exists := func(id string) (bool, error) { return v.committed.NodeExists(v.ctx, nt.Name, id) }
+		if err := strictNew(v.node(nt.Name), snapshot.NodeKey(nt.Name), exists); err != nil {
+			return err
 		}
 	}
 	for _, et := range v.cat.Edges {
-		td := v.edge(et.Name)
-		if td == nil || !td.StrictInsert || td.Replace {
-			continue
+		exists := func(id string) (bool, error) {
+			_, _, ok, err := v.committed.EdgeEnds(v.ctx, et.Name, id)
+			return ok, err
 		}
-		for _, r := range td.Upserts {
-			_, _, ok, err := v.committed.EdgeEnds(v.ctx, et.Name, r.ID)
-			if err != nil {
-				return err
-			}
-			if ok {
-				return &KeyConflictError{TypeKey: snapshot.EdgeKey(et.Name), EntityID: r.ID}
-			}
+		if err := strictNew(v.edge(et.Name), snapshot.EdgeKey(et.Name), exists); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// strictNew refuses, for a strict insert td into table tk, a staged row
+// whose id the committed table has (exists).
+func strictNew(td *TypeDelta, tk string, exists func(id string) (bool, error)) error {
+	if td == nil || !td.StrictInsert || td.Replace {
+		return nil
+	}
+	for _, r := range td.Upserts {
+		ok, err := exists(r.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return &KeyConflictError{TypeKey: tk, EntityID: r.ID}
 		}
 	}
 	return nil
@@ -304,23 +307,28 @@ func (v *validator) strictInserts() error {
 
 func (v *validator) rows() error {
 	for _, nt := range v.cat.Nodes {
-		if td := v.node(nt.Name); td != nil && !td.RowsChecked {
-			for _, r := range td.Upserts {
-				if err := CheckNodeRow(nt, r.Values); err != nil {
-					setID(err, r.ID)
-					return err
-				}
-			}
+		if err := checkStaged(v.node(nt.Name), func(vals map[string]any) error { return CheckNodeRow(nt, vals) }); err != nil {
+			return err
 		}
 	}
 	for _, et := range v.cat.Edges {
-		if td := v.edge(et.Name); td != nil && !td.RowsChecked {
-			for _, r := range td.Upserts {
-				if err := CheckEdgeRow(et, r.Values); err != nil {
-					setID(err, r.ID)
-					return err
-				}
-			}
+		if err := checkStaged(v.edge(et.Name), func(vals map[string]any) error { return CheckEdgeRow(et, vals) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkStaged checks each staged row of td with check, unless the rows
+// were checked as they were staged; the error names the row.
+func checkStaged(td *TypeDelta, check func(values map[string]any) error) error {
+	if td == nil || td.RowsChecked {
+		return nil
+	}
+	for _, r := range td.Upserts {
+		if err := check(r.Values); err != nil {
+			setID(err, r.ID)
+			return err
 		}
 	}
 	return nil

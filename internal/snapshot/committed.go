@@ -84,51 +84,49 @@ func (s *Snapshot) lookupKey(ctx context.Context, typeKey string, cols []string,
 func (s *Snapshot) uniqueIndex(ctx context.Context, typeKey string, cols []string) (map[string][]string, error) {
 	key := s.ImageKey(typeKey) + "/unique/" + strings.Join(cols, "\x00")
 	v, err := s.l.cache.GetOrLoad(ctx, key, func(ctx context.Context) (any, int64, error) {
-		idx := map[string][]string{}
-		kind, name := SplitKey(typeKey)
-		tuple := make([]any, len(cols))
-		add := func(id string, get func(col string) any) {
-			for i, col := range cols {
-				tuple[i] = get(col)
-			}
-			if engHasNull(tuple) {
-				return
-			}
-			k := value.TupleKey(tuple)
-			idx[k] = append(idx[k], id)
-		}
-		if kind == "node" {
+		// The table's rows: ids, which are live, and row i's value of a
+		// column (an edge's src and dst are columns too).
+		var ids []string
+		var alive func(i int) bool
+		var get func(i int, col string) any
+		if kind, name := SplitKey(typeKey); kind == "node" {
 			t, err := s.Nodes(ctx, name)
 			if err != nil {
 				return nil, 0, err
 			}
-			for i, id := range t.IDs {
-				if !t.Alive(i) {
-					continue
-				}
-				add(id, func(col string) any { return t.Value(i, col) })
-			}
+			ids, alive, get = t.IDs, t.Alive, t.Value
 		} else {
 			t, err := s.Edges(ctx, name)
 			if err != nil {
 				return nil, 0, err
 			}
-			for i, id := range t.IDs {
-				if !t.Alive(i) {
-					continue
-				}
-				add(id, func(col string) any {
-					if _, isProp := t.Cols[col]; !isProp {
-						switch col {
-						case "src":
-							return t.Src[i]
-						case "dst":
-							return t.Dst[i]
-						}
+			ids, alive = t.IDs, t.Alive
+			get = func(i int, col string) any {
+				if _, isProp := t.Cols[col]; !isProp {
+					switch col {
+					case "src":
+						return t.Src[i]
+					case "dst":
+						return t.Dst[i]
 					}
-					return t.Value(i, col)
-				})
+				}
+				return t.Value(i, col)
 			}
+		}
+		idx := map[string][]string{}
+		tuple := make([]any, len(cols))
+		for i, id := range ids {
+			if !alive(i) {
+				continue
+			}
+			for j, col := range cols {
+				tuple[j] = get(i, col)
+			}
+			if engHasNull(tuple) {
+				continue
+			}
+			k := value.TupleKey(tuple)
+			idx[k] = append(idx[k], id)
 		}
 		for _, ids := range idx {
 			slices.Sort(ids)

@@ -130,19 +130,9 @@ func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "node", Name: typ}
 	}
-	tk := NodeKey(nt.Name)
-	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
-		img, rs, size, err := s.materialize(ctx, tk, nt.Props, false)
-		if err != nil {
-			return nil, 0, err
-		}
-		s.retireImages(ctx, tk)
-		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}, size, nil
+	return cachedImage(ctx, s, NodeKey(nt.Name), nt.Props, false, func(img *Rows, rs rowSpace) *NodeTable {
+		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*NodeTable), nil
 }
 
 // Edges returns the image of edge type typ; the edge name matches case-insensitively as in
@@ -152,19 +142,28 @@ func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "edge", Name: typ}
 	}
-	tk := EdgeKey(et.Name)
+	return cachedImage(ctx, s, EdgeKey(et.Name), et.Props, true, func(img *Rows, rs rowSpace) *EdgeTable {
+		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}
+	})
+}
+
+// cachedImage returns the image of table tk from the read cache; on a
+// miss it materializes the table's rows (props, and the edge ends when
+// edge), wraps them with wrap, and retires the images of older states of
+// the table.
+func cachedImage[T any](ctx context.Context, s *Snapshot, tk string, props []*schema.Property, edge bool, wrap func(img *Rows, rs rowSpace) *T) (*T, error) {
 	v, err := s.l.cache.GetOrLoad(ctx, s.ImageKey(tk), func(ctx context.Context) (any, int64, error) {
-		img, rs, size, err := s.materialize(ctx, tk, et.Props, true)
+		img, rs, size, err := s.materialize(ctx, tk, props, edge)
 		if err != nil {
 			return nil, 0, err
 		}
 		s.retireImages(ctx, tk)
-		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}, size, nil
+		return wrap(img, rs), size, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*EdgeTable), nil
+	return v.(*T), nil
 }
 
 // ImageKey names a decoded table image.
