@@ -38,24 +38,28 @@ func compileAt(tb testing.TB, snap *snapshot.Snapshot, file, src string) *query.
 	return f
 }
 
+// must returns v, or fails tb with err when err is set: the tail of the
+// helpers below, which return what a call of the package returned.
+func must[T any](tb testing.TB, v T, err error) T {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
 // mustInit is Init (with a background context) that fails tb on error.
 func mustInit(tb testing.TB, st storage.Store, file, src, actor string, o Options) *Graph {
 	tb.Helper()
 	g, err := Init(context.Background(), st, file, src, actor, o)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return g
+	return must(tb, g, err)
 }
 
 // localStore opens a local-disk store in dir, failing tb on error.
 func localStore(tb testing.TB, dir string) *storage.Local {
 	tb.Helper()
 	st, err := storage.NewLocal(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return st
+	return must(tb, st, err)
 }
 
 // headPlan compiles src against the schema of main's head and returns its
@@ -63,20 +67,14 @@ func localStore(tb testing.TB, dir string) *storage.Local {
 func headPlan(tb testing.TB, g *Graph, src, name string) *query.Plan {
 	tb.Helper()
 	p, err := compileAt(tb, resolve(tb, g, Target{}), "q.gq", src).Query(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return must(tb, p, err)
 }
 
 // resolve returns the snapshot of g at at.
 func resolve(tb testing.TB, g *Graph, at Target) *snapshot.Snapshot {
 	tb.Helper()
 	snap, err := g.Resolve(context.Background(), at)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return snap
+	return must(tb, snap, err)
 }
 
 // stateAt resolves at and reads the table state of tk.
@@ -84,10 +82,7 @@ func stateAt(tb testing.TB, g *Graph, at Target, tk string) (*snapshot.Snapshot,
 	tb.Helper()
 	snap := resolve(tb, g, at)
 	st, err := snap.State(context.Background(), tk)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return snap, st
+	return snap, must(tb, st, err)
 }
 
 // headNodes resolves main's head and reads its node table of typ.
@@ -101,10 +96,7 @@ func nodesAt(tb testing.TB, g *Graph, at Target, typ string) (*snapshot.Snapshot
 	tb.Helper()
 	snap := resolve(tb, g, at)
 	nt, err := snap.Nodes(context.Background(), typ)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return snap, nt
+	return snap, must(tb, nt, err)
 }
 
 // liveRows returns the live rows of table tk (a snapshot.NodeKey or
@@ -112,23 +104,13 @@ func nodesAt(tb testing.TB, g *Graph, at Target, typ string) (*snapshot.Snapshot
 func liveRows(tb testing.TB, snap *snapshot.Snapshot, tk string) *snapshot.Rows {
 	tb.Helper()
 	ctx := context.Background()
-	var rows *snapshot.Rows
-	var err error
-	if kind, name := snapshot.SplitKey(tk); kind == "node" {
-		var nt *snapshot.NodeTable
-		if nt, err = snap.Nodes(ctx, name); err == nil {
-			rows = nt.Compact()
-		}
-	} else {
-		var et *snapshot.EdgeTable
-		if et, err = snap.Edges(ctx, name); err == nil {
-			rows = et.Compact()
-		}
+	kind, name := snapshot.SplitKey(tk)
+	if kind == "node" {
+		nt, err := snap.Nodes(ctx, name)
+		return must(tb, nt, err).Compact()
 	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return rows
+	et, err := snap.Edges(ctx, name)
+	return must(tb, et, err).Compact()
 }
 
 // liveNodes resolves at and returns node type typ and the live rows of
@@ -203,10 +185,7 @@ func hitsOf(got, exact *eval.Result) int {
 func optimizeIndexes(tb testing.TB, g *Graph, branch string) (search, scalar int) {
 	tb.Helper()
 	res, err := g.Optimize(context.Background(), branch)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, d := range res.Datasets {
+	for _, d := range must(tb, res, err).Datasets {
 		search += d.SearchIndexed
 		scalar += d.ScalarIndexed
 	}
