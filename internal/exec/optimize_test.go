@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/commit"
-	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 	"github.com/omnigraph-go/omnigraph/internal/index"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -330,12 +329,10 @@ func TestOptimizeCrashPoints(t *testing.T) {
 			ctx := context.Background()
 			before := engSnap(t, g, "main")
 			content := maintContent(t, g, Target{})
-			disable := failpoint.Enable(pt.name, failpoint.Error)
-			_, err := g.Optimize(ctx, "")
-			disable()
-			if !errors.Is(err, failpoint.ErrInjected) {
-				t.Fatalf("optimize err = %v, want the injected failure", err)
-			}
+			injectFailure(t, pt.name, "optimize", func() error {
+				_, err := g.Optimize(ctx, "")
+				return err
+			})
 			h, err := Open(ctx, st, Options{})
 			if err != nil {
 				t.Fatal(err)
