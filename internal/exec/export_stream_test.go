@@ -23,27 +23,15 @@ func TestScanBatchesMatchImage(t *testing.T) {
 		t.Helper()
 		snap := resolve(t, g, Target{})
 		for _, tk := range snapshot.TableKeys(snap.Catalog()) {
-			// The image's live rows, as one view over node and edge images.
+			kind, name := snapshot.SplitKey(tk)
+			isNode := kind == "node"
 			var props []*schema.Property
-			var ids, src, dst []string
-			var alive func(int) bool
-			var val func(int, string) any
-			name, isNode := strings.CutPrefix(tk, "node:")
 			if isNode {
 				nt, _ := snap.Catalog().Node(name)
-				img, err := snap.Nodes(ctx, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				props, ids, alive, val = nt.Props, img.IDs, img.Alive, img.Value
+				props = nt.Props
 			} else {
-				name = strings.TrimPrefix(tk, "edge:")
 				et, _ := snap.Catalog().Edge(name)
-				img, err := snap.Edges(ctx, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				props, ids, src, dst, alive, val = et.Props, img.IDs, img.Src, img.Dst, img.Alive, img.Value
+				props = et.Props
 			}
 			row := func(id, src, dst string, v func(k int, p string) any) string {
 				vals := make([]any, len(props))
@@ -53,15 +41,13 @@ func TestScanBatchesMatchImage(t *testing.T) {
 				return fmt.Sprintf("%s %s>%s %#v", id, src, dst, vals)
 			}
 			var got, want []string
-			for i, id := range ids {
-				if !alive(i) {
-					continue // a row hidden after the image was laid out
-				}
+			img := liveRows(t, snap, tk) // the image's live rows, in its order
+			for i, id := range img.IDs {
 				var s, d string
 				if !isNode {
-					s, d = src[i], dst[i]
+					s, d = img.Src[i], img.Dst[i]
 				}
-				want = append(want, row(id, s, d, func(_ int, p string) any { return val(i, p) }))
+				want = append(want, row(id, s, d, func(_ int, p string) any { return cell(img, i, p) }))
 			}
 			err := snap.ScanBatches(ctx, tk, props, !isNode, func(b *snapshot.Batch) error {
 				for i := range b.Len() {
