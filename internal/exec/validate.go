@@ -271,7 +271,7 @@ func sortedDeltaKeys(m map[string]*TypeDelta) []string {
 func (v *validator) strictInserts() error {
 	for _, nt := range v.cat.Nodes {
 		exists := func(id string) (bool, error) { return v.committed.NodeExists(v.ctx, nt.Name, id) }
-		if err := strictNew(v.node(nt.Name), snapshot.NodeKey(nt.Name), exists); err != nil {
+		if err := strictNew(v.node(nt.Name), snapshot.NodeKey, nt.Name, exists); err != nil {
 			return err
 		}
 	}
@@ -280,16 +280,16 @@ func (v *validator) strictInserts() error {
 			_, _, ok, err := v.committed.EdgeEnds(v.ctx, et.Name, id)
 			return ok, err
 		}
-		if err := strictNew(v.edge(et.Name), snapshot.EdgeKey(et.Name), exists); err != nil {
+		if err := strictNew(v.edge(et.Name), snapshot.EdgeKey, et.Name, exists); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// strictNew refuses, for a strict insert td into table tk, a staged row
-// whose id the committed table has (exists).
-func strictNew(td *TypeDelta, tk string, exists func(id string) (bool, error)) error {
+// strictNew refuses, for a strict insert td into type name (table
+// key(name)), a staged row whose id the committed table has (exists).
+func strictNew(td *TypeDelta, key func(string) string, name string, exists func(id string) (bool, error)) error {
 	if td == nil || !td.StrictInsert || td.Replace {
 		return nil
 	}
@@ -299,7 +299,7 @@ func strictNew(td *TypeDelta, tk string, exists func(id string) (bool, error)) e
 			return err
 		}
 		if ok {
-			return &KeyConflictError{TypeKey: tk, EntityID: r.ID}
+			return &KeyConflictError{TypeKey: key(name), EntityID: r.ID}
 		}
 	}
 	return nil
