@@ -349,10 +349,7 @@ func TestCleanupLocalTempFiles(t *testing.T) {
 func mustID(t *testing.T, s string) commit.ID {
 	t.Helper()
 	id, err := commit.ParseID(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return must(t, id, err)
 }
 
 // checkFragmentIndexes verifies every fragment index the head of branch

@@ -61,10 +61,7 @@ edge Wrote: Person -> Doc @card(1..2)
 func testCatalog(t testing.TB) *schema.Catalog {
 	t.Helper()
 	cat, err := schema.Compile("test.pg", testSchema)
-	if err != nil {
-		t.Fatalf("compile test schema: %v", err)
-	}
-	return cat
+	return must(t, cat, err)
 }
 
 func TestTestSchemaShape(t *testing.T) {
