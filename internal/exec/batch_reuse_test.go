@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -34,29 +35,39 @@ func (s *turnStore) Serialize(ctx context.Context, name string) (func(), error) 
 // taking the turn — builds the same rows and names the fragment its first
 // round sent, instead of encoding and sending another; it publishes on top
 // of the other write, and the graph is what the two writes one by one give.
-// Under the turn there is no lost round: one CAS.
+// Under the turn there is no lost round (one CAS), and the write reads at
+// its turn: an update of the row the other write changed applies on top of
+// it, where after a lost CAS it fails with its read-set conflict.
 func TestRebaseReusesFragments(t *testing.T) {
-	for _, turn := range []bool{false, true} {
-		name := "lost-cas"
-		if turn {
-			name = "before-turn"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		turn       bool
+		other      string // whose age the other writer sets meanwhile
+		want       []string
+		wantErr    error
+		data, cass int // fragments of Person sent, ref CAS
+	}{
+		{name: "lost-cas", other: "Alice", want: []string{"Alice=40", "Bob=50"}, data: 2, cass: 3},
+		{name: "before-turn", turn: true, other: "Alice", want: []string{"Alice=40", "Bob=50"}, data: 2, cass: 2},
+		{name: "lost-cas/same-row", other: "Bob", want: []string{"Bob=40"}, wantErr: ErrReadSetChanged, data: 2, cass: 2},
+		{name: "before-turn/same-row", turn: true, other: "Bob", want: []string{"Bob=50"}, data: 2, cass: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			rec := storage.NewRecording(storage.NewMem())
 			g := engFixtureOn(t, storage.NewBatching(rec))
-			var alice *CommitInfo
-			other := func() {
-				res, err := g.Mutate(ctx, "main", engPlan(t, g, "set_age"), map[string]any{"name": "Alice", "age": 40}, MutateOptions{})
+			var other *CommitInfo
+			move := func() {
+				res, err := g.Mutate(ctx, "main", engPlan(t, g, "set_age"), map[string]any{"name": tc.other, "age": 40}, MutateOptions{})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				alice = res.Commit
+				other = res.Commit
 			}
 			var hs storage.Store = rec
-			if turn {
-				hs = &turnStore{Store: rec, before: other}
+			if tc.turn {
+				hs = &turnStore{Store: rec, before: move}
 			}
 			h, err := Open(ctx, storage.NewBatching(hs), Options{NoAutoCompact: true})
 			if err != nil {
@@ -65,18 +76,20 @@ func TestRebaseReusesFragments(t *testing.T) {
 			rounds := 0
 			h.testBeforePublish = func(lost int) {
 				rounds++
-				if !turn && lost == 0 {
-					other() // the head moves before h's CAS: h loses it
+				if !tc.turn && lost == 0 {
+					move() // the head moves before h's CAS: h loses it
 				}
 			}
 			base := engSnap(t, g, "main").head
 			rec.Reset()
 			res, err := h.Mutate(ctx, "main", engPlan(t, h, "set_age"), map[string]any{"name": "Bob", "age": 50}, MutateOptions{})
-			if err != nil {
-				t.Fatal(err)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("write: %v, want %v", err, tc.wantErr)
 			}
-			if rounds != 2 {
-				t.Fatalf("%d stagings, want 2 (the head moved once)", rounds)
+			// Two stagings reach the publish (the head moved once), but a
+			// write whose second staging fails.
+			if want := map[bool]int{false: 2, true: 1}[tc.wantErr != nil]; rounds != want {
+				t.Fatalf("%d stagings reached the publish, want %d", rounds, want)
 			}
 			var data, cas int
 			for _, r := range rec.Requests() {
@@ -87,20 +100,23 @@ func TestRebaseReusesFragments(t *testing.T) {
 					data++
 				}
 			}
-			// One fragment for Alice's write, one for Bob's: Bob's second
+			// One fragment for the other write, one for h's: its second
 			// round sent none.
-			if data != 2 {
-				t.Errorf("%d Person fragments sent, want 2 (one per write)", data)
+			if data != tc.data {
+				t.Errorf("%d Person fragments sent, want %d", data, tc.data)
 			}
-			if want := map[bool]int{false: 3, true: 2}[turn]; cas != want {
-				t.Errorf("%d ref CAS, want %d", cas, want)
+			if cas != tc.cass {
+				t.Errorf("%d ref CAS, want %d", cas, tc.cass)
 			}
-			if got, want := engNodes(t, h, "Person", "age"), []string{"Alice=40", "Bob=50"}; !containsAll(got, want) {
-				t.Errorf("ages %v, want %v among them", got, want)
+			if got := engNodes(t, h, "Person", "age"); !containsAll(got, tc.want) {
+				t.Errorf("ages %v, want %v among them", got, tc.want)
 			}
-			// Bob's commit follows Alice's, which follows the base.
-			if alice == nil || res.Commit.Parent != alice.ID || alice.Parent != base {
-				t.Errorf("chain base %s → Alice %+v → Bob %+v, want Bob on Alice on the base", base, alice, res.Commit)
+			if err != nil {
+				return
+			}
+			// h's commit follows the other's, which follows the base.
+			if other == nil || res.Commit.Parent != other.ID || other.Parent != base {
+				t.Errorf("chain base %s → other %+v → h %+v, want h on the other on the base", base, other, res.Commit)
 			}
 		})
 	}

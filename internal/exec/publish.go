@@ -552,8 +552,9 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		}
 		// The batch was staged, and its fragments sent, without the turn:
 		// under the turn, a head another process moved meanwhile is staged
-		// on again at once (no back-off, not a lost round), and a write that
-		// builds the same rows names the fragments already sent.
+		// on again at once (no back-off, not a lost round), as a first
+		// staging, and a write that builds the same rows names the
+		// fragments already sent.
 		if !turnAsked {
 			turnAsked = true
 			if release := g.takeTurn(ctx, branch); release != nil {
@@ -567,6 +568,14 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 						return
 					}
 					reuse.confirm()
+					// No CAS was tried: the writes read at their turn, as if
+					// staged only now, so what they read before is no read set
+					// to defend (a write of a row another process changed
+					// meanwhile applies on top of it, as it did when the turn
+					// came first).
+					for _, w := range members {
+						w.last, w.lastSnap, w.lastBase = nil, nil, nil
+					}
 					newBase, err := g.repo.Commit(ctx, cur.Commit)
 					if err != nil {
 						fail(members, err, true)
