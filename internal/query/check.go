@@ -210,20 +210,20 @@ func comparable(a, b schema.Type) bool {
 
 func scalarOf(k schema.Kind) schema.Type { return schema.Type{Kind: k} }
 
+// litKinds is the type of each scalar literal kind; a list literal is
+// typed element by element (checkLit).
+var litKinds = map[LitKind]schema.Kind{
+	LitString:   schema.KindString,
+	LitInt:      schema.KindI64,
+	LitFloat:    schema.KindF64,
+	LitBool:     schema.KindBool,
+	LitDate:     schema.KindDate,
+	LitDateTime: schema.KindDateTime,
+}
+
 func litType(l *Lit) schema.Type {
-	switch l.Kind {
-	case LitString:
-		return scalarOf(schema.KindString)
-	case LitInt:
-		return scalarOf(schema.KindI64)
-	case LitFloat:
-		return scalarOf(schema.KindF64)
-	case LitBool:
-		return scalarOf(schema.KindBool)
-	case LitDate:
-		return scalarOf(schema.KindDate)
-	case LitDateTime:
-		return scalarOf(schema.KindDateTime)
+	if k, ok := litKinds[l.Kind]; ok {
+		return scalarOf(k)
 	}
 	return schema.Type{Kind: schema.KindList}
 }
