@@ -586,7 +586,7 @@ func (c *checker) valueFits(pt schema.Type, vt vtype, e Expr, prop, litCode, ver
 	switch pt.Kind {
 	case schema.KindEnum:
 		if isLit && lit.Kind == LitString {
-			if !contains(pt.Enum, lit.Str) {
+			if !slices.Contains(pt.Enum, lit.Str) {
 				c.errorf(sp, "T3", "property `%s` expects one of [%s], got '%s'", prop, strings.Join(pt.Enum, ", "), lit.Str)
 				return false
 			}
@@ -633,15 +633,6 @@ func (c *checker) valueFits(pt schema.Type, vt vtype, e Expr, prop, litCode, ver
 		return mismatch()
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *checker) anonName(sc *scope) string {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -150,7 +151,7 @@ func (l *Local) putShared(ctx context.Context, keys []string, data []byte) error
 		case err != nil:
 			return err
 		}
-		if d := filepath.Dir(final); !containsString(dirs, d) {
+		if d := filepath.Dir(final); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -167,15 +168,6 @@ func (l *Local) putShared(ctx context.Context, keys []string, data []byte) error
 		}
 	}
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // PutShared implements SharedPutter: one OpPutShared request carrying the
