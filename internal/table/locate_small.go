@@ -80,5 +80,23 @@ func (r *Reader) smallLocate(ctx context.Context, s *State, f Fragment, ids []st
 			locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: ents[i].off})
 		}
 	}
-	return liveInOrder(ctx, r, f, locs, RowLoc.offset)
+	return r.liveInOrder(ctx, f, locs)
+}
+
+// liveInOrder drops the rows of locs (all in fragment f) that f's deletion
+// vector hides and sorts the rest by offset; the vector is fetched only
+// when there is a hit.
+func (r *Reader) liveInOrder(ctx context.Context, f Fragment, locs []RowLoc) ([]RowLoc, error) {
+	if len(locs) == 0 {
+		return nil, nil
+	}
+	del, err := r.deleted(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if del != nil {
+		locs = slices.DeleteFunc(locs, func(l RowLoc) bool { return del.has(l.Offset) })
+	}
+	slices.SortFunc(locs, func(a, b RowLoc) int { return int(a.Offset - b.Offset) })
+	return locs, nil
 }

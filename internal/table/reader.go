@@ -1,7 +1,6 @@
 package table
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,24 +79,6 @@ func (r *Reader) deleted(ctx context.Context, f Fragment) (rowBitmap, error) {
 		return nil, err
 	}
 	return v.(rowBitmap), nil
-}
-
-// liveInOrder drops the rows (all in fragment f) that f's deletion vector
-// hides and sorts the rest by offset; the vector is fetched only when there
-// is a row. Locate and Adjacent share it for their RowLocs and Edges.
-func liveInOrder[T any](ctx context.Context, r *Reader, f Fragment, rows []T, offset func(T) int64) ([]T, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	del, err := r.deleted(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	if del != nil {
-		rows = slices.DeleteFunc(rows, func(x T) bool { return del.has(offset(x)) })
-	}
-	slices.SortFunc(rows, func(a, b T) int { return cmp.Compare(offset(a), offset(b)) })
-	return rows, nil
 }
 
 // --- fragment indexes ---
@@ -415,8 +396,6 @@ type RowLoc struct {
 	Offset   int64
 }
 
-func (l RowLoc) offset() int64 { return l.Offset }
-
 // Locate returns the live rows of s whose id is one of ids, in state
 // (fragment) order and offset order within a fragment. Fragments with an
 // index are answered by it (a Bloom block per id, then one directory and
@@ -457,7 +436,7 @@ func (r *Reader) Locate(ctx context.Context, s *State, ids []string) ([]RowLoc, 
 				locs = append(locs, RowLoc{ID: id, Fragment: f.Key, Offset: e.Offset})
 			}
 		}
-		return liveInOrder(ctx, r, f, locs, RowLoc.offset)
+		return r.liveInOrder(ctx, f, locs)
 	})
 }
 
@@ -535,8 +514,6 @@ type Edge struct {
 	Far      string
 }
 
-func (e Edge) offset() int64 { return e.Offset }
-
 // Adjacent returns the live edges of edge table s whose src (SectionSrc)
 // or dst (SectionDst) is one of nodes, in state order and offset order
 // within a fragment. Indexed fragments are answered from their adjacency
@@ -576,7 +553,18 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 				es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})
 			}
 		}
-		return liveInOrder(ctx, r, f, es, Edge.offset)
+		if len(es) == 0 {
+			return nil, nil
+		}
+		del, err := r.deleted(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if del != nil {
+			es = slices.DeleteFunc(es, func(e Edge) bool { return del.has(e.Offset) })
+		}
+		slices.SortFunc(es, func(a, b Edge) int { return int(a.Offset - b.Offset) })
+		return es, nil
 	})
 }
 
