@@ -1,7 +1,6 @@
 package index
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,9 +13,8 @@ import (
 // kind, columns and covered fragments, and a key under <prefix>/index/
 // with the kind's extension that names the object just stored.
 func TestWriteRefs(t *testing.T) {
-	ctx := context.Background()
-	st := storage.NewMem()
 	const frag = prefix + "/data/f1.parquet"
+	ctx, st := t.Context(), storage.NewMem()
 	tests := []struct {
 		name  string
 		write func() (table.IndexRef, error)
