@@ -520,3 +520,26 @@ func bigNDJSON(n int) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestRequiredBodyFields: a body that leaves a required field empty (absent
+// or "") is a 400 naming the field, and the route does nothing.
+func TestRequiredBodyFields(t *testing.T) {
+	ts := open(t)
+	for _, c := range []struct{ path, field string }{
+		{"/graphs/g/branches", "name"},
+		{"/graphs/g/branches/merge", "source"},
+		{"/graphs/g/schema/apply", "schema_source"},
+		{"/graphs/g/mutate", "query"},
+	} {
+		for _, body := range []map[string]any{{}, {c.field: ""}} {
+			r := ts.req("POST", c.path, body)
+			want := "field '" + c.field + "' is required"
+			if e := r.errOut(t); r.status != 400 || e.Code != codeBadRequest || e.Error != want {
+				t.Errorf("POST %s %v: %d %+v, want 400 %q", c.path, body, r.status, e, want)
+			}
+		}
+	}
+	if l := ts.req("GET", "/graphs/g/branches", nil); string(l.body) != `{"branches":["main"]}`+"\n" {
+		t.Errorf("branches after refusals = %s", l.body)
+	}
+}
