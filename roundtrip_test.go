@@ -234,6 +234,17 @@ func (m rtModel) jsonl(slugs []string) []byte {
 
 // rtCheck compares the graph's Rec table with want through export and, when
 // viaQuery is set, through a read query projecting every property.
+// rtCheckReopened is rtCheck (with queries) on a fresh handle on g's graph,
+// so nothing is served from g's caches.
+func rtCheckReopened(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string) {
+	t.Helper()
+	g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtCheck(t, ctx, g2, ps, want, stage, true)
+}
+
 func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string, viaQuery bool) {
 	t.Helper()
 	// Export: every property, nulls omitted.
@@ -426,11 +437,7 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 			rtCheck(t, ctx, g, ps, want, "merge+optimize", false)
 
 			// 5. A fresh handle reads the same (nothing served from caches).
-			g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rtCheck(t, ctx, g2, ps, want, "reopen", true)
+			rtCheckReopened(t, ctx, g, ps, want, "reopen")
 		})
 	}
 }
@@ -461,9 +468,5 @@ func TestRoundTripPlainTypesTypedLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	rtCheck(t, ctx, g, ps, want, "typed load", true)
-	g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rtCheck(t, ctx, g2, ps, want, "typed load, reopen", true)
+	rtCheckReopened(t, ctx, g, ps, want, "typed load, reopen")
 }
