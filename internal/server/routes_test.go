@@ -326,12 +326,7 @@ func TestRouteStatuses(t *testing.T) {
 				}
 			}},
 		{name: "merge merged", method: "POST", path: "/graphs/g/branches/merge", body: map[string]any{"source": "feat"}, status: 200,
-			setup: func(ts *testServer) (string, []string) {
-				ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": addPerson, "params": map[string]any{"name": "Eve", "age": 1}, "branch": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": addPerson, "params": map[string]any{"name": "Fay", "age": 1}})
-				return "", nil
-			},
+			setup: diverged(addPerson, map[string]any{"name": "Eve", "age": 1}, map[string]any{"name": "Fay", "age": 1}),
 			check: func(t *testing.T, ts *testServer, r resp) {
 				var out BranchMergeOutput
 				r.decode(t, &out)
@@ -340,12 +335,7 @@ func TestRouteStatuses(t *testing.T) {
 				}
 			}},
 		{name: "merge conflicts", method: "POST", path: "/graphs/g/branches/merge", body: map[string]any{"source": "feat"}, status: 409, code: codeConflict,
-			setup: func(ts *testServer) (string, []string) {
-				ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": setAge, "params": map[string]any{"name": "Bob", "age": 1}, "branch": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": setAge, "params": map[string]any{"name": "Bob", "age": 2}})
-				return "", nil
-			},
+			setup: diverged(setAge, map[string]any{"name": "Bob", "age": 1}, map[string]any{"name": "Bob", "age": 2}),
 			check: func(t *testing.T, _ *testServer, r resp) {
 				e := r.errOut(t)
 				if len(e.MergeConflicts) != 1 || e.MergeConflicts[0].Kind != "divergent_update" || deref(e.MergeConflicts[0].EntityID) != "Bob" {
@@ -519,6 +509,17 @@ func bigNDJSON(n int) []byte {
 		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d-%s"}}`+"\n", i, strings.Repeat("x", 100))
 	}
 	return b.Bytes()
+}
+
+// diverged is a setup that branches feat off main, then runs the mutation
+// src with feat's parameters on feat and with main's on main.
+func diverged(src string, feat, main map[string]any) func(ts *testServer) (string, []string) {
+	return func(ts *testServer) (string, []string) {
+		ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
+		ts.req("POST", "/graphs/g/mutate", map[string]any{"query": src, "params": feat, "branch": "feat"})
+		ts.req("POST", "/graphs/g/mutate", map[string]any{"query": src, "params": main})
+		return "", nil
+	}
 }
 
 // TestRequiredBodyFields: a body that leaves a required field empty (absent
