@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph"
 )
 
 // TestRouteStatuses drives every route through its documented statuses on
@@ -542,5 +544,45 @@ func TestRequiredBodyFields(t *testing.T) {
 	}
 	if l := ts.req("GET", "/graphs/g/branches", nil); string(l.body) != `{"branches":["main"]}`+"\n" {
 		t.Errorf("branches after refusals = %s", l.body)
+	}
+}
+
+// TestChangeLimitBounds: POST /diff and the merge preview hold a request to
+// the commit-changes page bounds (1..omnigraph.MaxPageChanges), with the
+// spec's statuses and texts, and the route docs state those bounds.
+func TestChangeLimitBounds(t *testing.T) {
+	ts := open(t)
+	ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
+	over := omnigraph.MaxPageChanges + 1
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		text               string
+	}{
+		{"diff over", "POST", "/graphs/g/diff", map[string]any{"from": map[string]any{}, "to": map[string]any{}, "limit": over}, 413,
+			"diff limit exceeds the maximum of 8192 changes"},
+		{"diff zero", "POST", "/graphs/g/diff", map[string]any{"from": map[string]any{}, "to": map[string]any{}, "limit": 0}, 400,
+			"limit must be a positive integer"},
+		{"preview over", "GET", fmt.Sprintf("/graphs/g/branches/merge/preview?source=feat&limit=%d", over), nil, 400,
+			"limit must be an integer from 1 to 8192"},
+		{"preview zero", "GET", "/graphs/g/branches/merge/preview?source=feat&limit=0", nil, 400,
+			"limit must be an integer from 1 to 8192"},
+	} {
+		r := ts.req(c.method, c.path, c.body)
+		if e := r.errOut(t); r.status != c.status || e.Error != c.text {
+			t.Errorf("%s: %d %q, want %d %q", c.name, r.status, e.Error, c.status, c.text)
+		} else if c.status == 413 && (e.ResourceLimit == nil || *e.ResourceLimit != (ResourceLimitOutput{"diff_changes", omnigraph.MaxPageChanges, int64(over)})) {
+			t.Errorf("%s: resource_limit %+v", c.name, e.ResourceLimit)
+		}
+	}
+	for _, ok := range []string{"/graphs/g/branches/merge/preview?source=feat", fmt.Sprintf("/graphs/g/branches/merge/preview?source=feat&limit=%d", omnigraph.MaxPageChanges)} {
+		if r := ts.req("GET", ok, nil); r.status != 200 {
+			t.Errorf("GET %s: %d %s", ok, r.status, r.body)
+		}
+	}
+	bounds := fmt.Sprintf("1..%d, default %d", omnigraph.MaxPageChanges, omnigraph.DefaultPageChanges)
+	if !strings.Contains(reviewLimitParam.desc, bounds) || !strings.Contains(changeQueryParams[0].desc, bounds) {
+		t.Errorf("limit docs %q, %q do not state %q", reviewLimitParam.desc, changeQueryParams[0].desc, bounds)
 	}
 }
