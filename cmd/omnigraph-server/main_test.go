@@ -21,11 +21,7 @@ import (
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/boot/boottest"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
-)
-
-const (
-	schema = fixture.SocialSchema
-	data   = fixture.SocialData
+	"github.com/omnigraph-go/omnigraph/internal/server/servertest"
 )
 
 // serverBinary is the omnigraph-server binary the tests run.
@@ -49,14 +45,7 @@ func makeGraph(t *testing.T) string {
 // makeGraphAt initialises and loads the test graph at uri.
 func makeGraphAt(t *testing.T, uri string) string {
 	t.Helper()
-	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, uri, "schema.pg", schema, "test", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(data), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
+	servertest.SocialGraph(t, uri, "test")
 	return uri
 }
 
