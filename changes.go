@@ -36,10 +36,12 @@ var (
 	ErrChangeCursorRejected = exec.ErrChangeCursorRejected
 )
 
-// Page limits of CommitChangesPage and PollChanges.
+// Page limits of CommitChangesPage and PollChanges; DefaultPageChanges is
+// the page a maxChanges of 0 asks for.
 const (
-	MaxPageChanges = exec.MaxPageChanges
-	MaxPageBytes   = exec.MaxPageBytes
+	MaxPageChanges     = exec.MaxPageChanges
+	MaxPageBytes       = exec.MaxPageBytes
+	DefaultPageChanges = exec.DefaultPageChanges
 )
 
 // CommitChangesPage returns one page of what commit id changed relative to

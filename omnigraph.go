@@ -2,6 +2,7 @@ package omnigraph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -331,54 +332,46 @@ func engineOptions(o Options) (exec.Options, error) {
 			return exec.Options{}, fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrInvalidOption, EnvCacheBytes, v)
 		}
 	}
-	noTurns, err := offEnv(EnvWriteTurns)
-	if err != nil {
+	eo := exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout, Embedding: o.Embedding}
+	// Every variable is read; the first bad one is the error.
+	if err := cmp.Or(offEnv(EnvWriteTurns, &eo.NoWriteTurns), offEnv(EnvChainObjects, &eo.NoChainObjects),
+		inlineEnv(EnvInlineDVBytes, &eo.InlineDVBytes), inlineEnv(EnvInlineStateBytes, &eo.InlineStateBytes)); err != nil {
 		return exec.Options{}, err
 	}
-	noChain, err := offEnv(EnvChainObjects)
-	if err != nil {
-		return exec.Options{}, err
-	}
-	inlineDV, err := inlineEnv(EnvInlineDVBytes)
-	if err != nil {
-		return exec.Options{}, err
-	}
-	inlineState, err := inlineEnv(EnvInlineStateBytes)
-	if err != nil {
-		return exec.Options{}, err
-	}
-	return exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout,
-		Embedding: o.Embedding, NoWriteTurns: noTurns, InlineDVBytes: inlineDV, InlineStateBytes: inlineState, NoChainObjects: noChain}, nil
+	return eo, nil
 }
 
-// offEnv reads an on/off switch from the environment: true when it is
-// turned off ("0", "off"); unset, "1" or "on" leave it on.
-func offEnv(name string) (bool, error) {
+// offEnv reads an on/off switch from the environment into *off: true when
+// it is turned off ("0", "off"); unset, "1" or "on" leave it on.
+func offEnv(name string, off *bool) error {
 	switch v := os.Getenv(name); v {
 	case "", "1", "on":
-		return false, nil
+		*off = false
 	case "0", "off":
-		return true, nil
+		*off = true
 	default:
-		return false, fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, name, v)
+		return fmt.Errorf("%w: %s=%q: want 0 or 1", ErrInvalidOption, name, v)
 	}
+	return nil
 }
 
-// inlineEnv reads an inline bound from the environment as an engine
-// option: unset is the default (0), "0" none (-1), else the bytes.
-func inlineEnv(name string) (int, error) {
+// inlineEnv reads an inline bound from the environment into *n as an
+// engine option: unset is the default (0), "0" none (-1), else the bytes.
+func inlineEnv(name string, n *int) error {
 	v := os.Getenv(name)
 	if v == "" {
-		return 0, nil
+		*n = 0
+		return nil
 	}
 	b, err := strconv.Atoi(v)
 	if err != nil || b < 0 {
-		return 0, fmt.Errorf("%w: %s=%q: want a number of bytes (0: none inline)", ErrInvalidOption, name, v)
+		return fmt.Errorf("%w: %s=%q: want a number of bytes (0: none inline)", ErrInvalidOption, name, v)
 	}
 	if b == 0 {
-		return -1, nil
+		b = -1
 	}
-	return b, nil
+	*n = b
+	return nil
 }
 
 // Init creates a graph at uri from a schema source and publishes its first

@@ -234,6 +234,17 @@ func (m rtModel) jsonl(slugs []string) []byte {
 
 // rtCheck compares the graph's Rec table with want through export and, when
 // viaQuery is set, through a read query projecting every property.
+// rtCheckReopened is rtCheck (with queries) on a fresh handle on g's graph,
+// so nothing is served from g's caches.
+func rtCheckReopened(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string) {
+	t.Helper()
+	g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtCheck(t, ctx, g2, ps, want, stage, true)
+}
+
 func rtCheck(t *testing.T, ctx context.Context, g *omnigraph.Graph, ps []rtProp, want rtModel, stage string, viaQuery bool) {
 	t.Helper()
 	// Export: every property, nulls omitted.
@@ -319,6 +330,18 @@ func rtInit(t *testing.T, name string, ps []rtProp) *omnigraph.Graph {
 	return g
 }
 
+// rtLoaded is a graph of ps (rtInit) holding n rows drawn from r (rtRows),
+// loaded in one overwrite, and its model.
+func rtLoaded(t *testing.T, name string, ps []rtProp, r *rand.Rand, n int) (*omnigraph.Graph, rtModel) {
+	t.Helper()
+	g := rtInit(t, name, ps)
+	want, slugs := rtRows(r, ps, n)
+	if _, err := g.Load(context.Background(), bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
+		t.Fatal(err)
+	}
+	return g, want
+}
+
 // rtRows draws rows 0..n-1 of ps: the model and the slugs in row order.
 func rtRows(r *rand.Rand, ps []rtProp, n int) (rtModel, []string) {
 	want := rtModel{}
@@ -341,12 +364,8 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			ctx := context.Background()
 			r := rand.New(rand.NewPCG(uint64(n), 9))
-			g := rtInit(t, "rt", ps)
-			want, slugs := rtRows(r, ps, n)
 			// 1. A streaming load (several chunks for the large sizes).
-			if _, err := g.Load(ctx, bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-				t.Fatal(err)
-			}
+			g, want := rtLoaded(t, "rt", ps, r, n)
 			rtCheck(t, ctx, g, ps, want, "load", true)
 
 			// 2. Appends of small batches until automatic compaction folds
@@ -426,11 +445,7 @@ func TestRoundTripEveryTypeEveryWritePath(t *testing.T) {
 			rtCheck(t, ctx, g, ps, want, "merge+optimize", false)
 
 			// 5. A fresh handle reads the same (nothing served from caches).
-			g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rtCheck(t, ctx, g2, ps, want, "reopen", true)
+			rtCheckReopened(t, ctx, g, ps, want, "reopen")
 		})
 	}
 }
@@ -455,15 +470,7 @@ func TestRoundTripPlainTypesTypedLoad(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(uint64(n), 11))
-	g := rtInit(t, "plain", ps)
-	want, slugs := rtRows(r, ps, n)
-	if _, err := g.Load(ctx, bytes.NewReader(want.jsonl(slugs)), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
+	g, want := rtLoaded(t, "plain", ps, r, n)
 	rtCheck(t, ctx, g, ps, want, "typed load", true)
-	g2, err := omnigraph.Open(ctx, g.URI(), omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rtCheck(t, ctx, g2, ps, want, "typed load, reopen", true)
+	rtCheckReopened(t, ctx, g, ps, want, "typed load, reopen")
 }

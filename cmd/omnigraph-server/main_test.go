@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -20,12 +19,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/omnigraph-go/omnigraph"
+	"github.com/omnigraph-go/omnigraph/internal/boot/boottest"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
-)
-
-const (
-	schema = fixture.SocialSchema
-	data   = fixture.SocialData
+	"github.com/omnigraph-go/omnigraph/internal/server/servertest"
 )
 
 // serverBinary is the omnigraph-server binary the tests run.
@@ -49,102 +45,8 @@ func makeGraph(t *testing.T) string {
 // makeGraphAt initialises and loads the test graph at uri.
 func makeGraphAt(t *testing.T, uri string) string {
 	t.Helper()
-	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, uri, "schema.pg", schema, "test", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(data), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
+	servertest.SocialGraph(t, uri, "test")
 	return uri
-}
-
-type proc struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *strings.Builder
-	done   chan error
-}
-
-// boot starts the binary and waits for its OMNIGRAPH_LISTEN_ADDR line.
-func boot(t *testing.T, env []string, args ...string) *proc {
-	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{b: p.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		p.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
-	})
-	select {
-	case l, ok := <-lines:
-		if !ok || !strings.HasPrefix(l, "OMNIGRAPH_LISTEN_ADDR=") {
-			t.Fatalf("first stdout line %q; stderr: %s", l, p.stderr.String())
-		}
-		p.addr = "http://" + strings.TrimPrefix(l, "OMNIGRAPH_LISTEN_ADDR=")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no listen line; stderr: %s", p.stderr.String())
-	}
-	go func() {
-		for l := range lines {
-			t.Errorf("extra stdout line %q", l)
-		}
-	}()
-	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *proc) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	p.waitExit(t, t.Errorf, "SIGTERM")
-}
-
-// waitExit waits up to 30 s for the process to end, after the named
-// signal or drain: an unclean exit is reported through report (t.Errorf or
-// t.Fatalf), no exit at all fails t.
-func (p *proc) waitExit(t *testing.T, report func(format string, args ...any), after string) {
-	t.Helper()
-	select {
-	case err := <-p.done:
-		if err != nil {
-			report("exit: %v; stderr: %s", err, p.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit after " + after)
-	}
 }
 
 func call(t *testing.T, method, url, token, ctype, body string) (int, string) {
@@ -172,7 +74,7 @@ func call(t *testing.T, method, url, token, ctype, body string) (int, string) {
 // drives it over HTTP, then stops it with SIGTERM.
 func TestBinary(t *testing.T) {
 	uri := makeGraph(t)
-	p := boot(t, []string{"OMNIGRAPH_SERVER_BEARER_TOKENS_JSON={\"ci\":\"ci-token\"}"}, "--graph", uri, "--bind", "127.0.0.1:0")
+	p := boottest.Start(t, binary(t), []string{"OMNIGRAPH_SERVER_BEARER_TOKENS_JSON={\"ci\":\"ci-token\"}"}, "--graph", uri, "--bind", "127.0.0.1:0")
 	const js = "application/json"
 	steps := []struct {
 		method, path, token, ctype, body string
@@ -193,14 +95,14 @@ func TestBinary(t *testing.T) {
 		{"GET", "/graphs/nope/snapshot", "ci-token", "", "", 404, "graph 'nope' not found"},
 	}
 	for _, s := range steps {
-		st, body := call(t, s.method, p.addr+s.path, s.token, s.ctype, s.body)
+		st, body := call(t, s.method, p.URL+s.path, s.token, s.ctype, s.body)
 		if st != s.status || !strings.Contains(body, s.contains) {
 			t.Errorf("%s %s: %d %s (want %d containing %q)", s.method, s.path, st, body, s.status, s.contains)
 		}
 	}
-	p.stop(t)
-	if !strings.Contains(p.stderr.String(), "msg=authorization") || !strings.Contains(p.stderr.String(), "allowed=false") {
-		t.Errorf("decisions not logged: %s", p.stderr.String())
+	p.Stop(t)
+	if !strings.Contains(p.Stderr(), "msg=authorization") || !strings.Contains(p.Stderr(), "allowed=false") {
+		t.Errorf("decisions not logged: %s", p.Stderr())
 	}
 }
 
@@ -208,20 +110,20 @@ func TestBinary(t *testing.T) {
 // graph directory holds them after shutdown.
 func TestBinaryOpenWrites(t *testing.T) {
 	uri := makeGraph(t)
-	p := boot(t, nil, "--graph", uri, "--graph-id", "demo", "--bind", "127.0.0.1:0", "--unauthenticated")
-	st, body := call(t, "POST", p.addr+"/graphs/demo/load/ndjson?branch=feat&from=main&mode=append", "", "application/x-ndjson", `{"type":"Person","data":{"name":"Zed"}}`+"\n")
+	p := boottest.Start(t, binary(t), nil, "--graph", uri, "--graph-id", "demo", "--bind", "127.0.0.1:0", "--unauthenticated")
+	st, body := call(t, "POST", p.URL+"/graphs/demo/load/ndjson?branch=feat&from=main&mode=append", "", "application/x-ndjson", `{"type":"Person","data":{"name":"Zed"}}`+"\n")
 	if st != 200 || !strings.Contains(body, `"branch_created":true`) {
 		t.Fatalf("load: %d %s", st, body)
 	}
-	st, body = call(t, "POST", p.addr+"/graphs/demo/branches/merge", "", "application/json", `{"source":"feat"}`)
+	st, body = call(t, "POST", p.URL+"/graphs/demo/branches/merge", "", "application/json", `{"source":"feat"}`)
 	if st != 200 {
 		t.Fatalf("merge: %d %s", st, body)
 	}
-	st, body = call(t, "POST", p.addr+"/graphs/demo/export", "", "application/json", `{}`)
+	st, body = call(t, "POST", p.URL+"/graphs/demo/export", "", "application/json", `{}`)
 	if st != 200 || strings.Count(body, "\n") != 12 {
 		t.Fatalf("export: %d %q", st, body)
 	}
-	p.stop(t)
+	p.Stop(t)
 	requirePerson(t, uri, "Zed", "after restart")
 }
 
@@ -292,13 +194,13 @@ func TestTwoServersOneGraph(t *testing.T) {
 }
 
 func twoServers(t *testing.T, uri string) {
-	a := boot(t, nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
-	b := boot(t, nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
+	a := boottest.Start(t, binary(t), nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
+	b := boottest.Start(t, binary(t), nil, "--graph", uri, "--graph-id", "social", "--bind", "127.0.0.1:0", "--unauthenticated")
 	const perWriter = 25
 	var mu sync.Mutex
 	var acked []string
 	var wg sync.WaitGroup
-	for w, p := range []*proc{a, b, a, b} {
+	for w, p := range []*boottest.Server{a, b, a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -307,9 +209,9 @@ func twoServers(t *testing.T, uri string) {
 				var st int
 				var body string
 				if i%5 == 4 {
-					st, body = call(t, "POST", p.addr+"/graphs/social/load/ndjson?mode=append", "", "application/x-ndjson", fmt.Sprintf(`{"type":"Person","data":{"name":%q}}`, name))
+					st, body = call(t, "POST", p.URL+"/graphs/social/load/ndjson?mode=append", "", "application/x-ndjson", fmt.Sprintf(`{"type":"Person","data":{"name":%q}}`, name))
 				} else {
-					st, body = call(t, "POST", p.addr+"/graphs/social/mutate", "", "application/json",
+					st, body = call(t, "POST", p.URL+"/graphs/social/mutate", "", "application/json",
 						fmt.Sprintf(`{"query":"query a($n: String) { insert Person { name: $n } }","params":{"n":%q}}`, name))
 				}
 				if st != 200 {
@@ -323,8 +225,8 @@ func twoServers(t *testing.T, uri string) {
 		}()
 	}
 	wg.Wait()
-	a.stop(t)
-	b.stop(t)
+	a.Stop(t)
+	b.Stop(t)
 	ctx := context.Background()
 	g, err := omnigraph.Open(ctx, uri, omnigraph.Options{})
 	if err != nil {
@@ -374,9 +276,9 @@ func twoServers(t *testing.T, uri string) {
 // then the process exits 0 and the write is in the graph.
 func TestBinaryDrains(t *testing.T) {
 	uri := makeGraph(t)
-	p := boot(t, nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
+	p := boottest.Start(t, binary(t), nil, "--graph", uri, "--bind", "127.0.0.1:0", "--unauthenticated")
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest("POST", p.addr+"/graphs/social/load/ndjson?mode=append", pr)
+	req, err := http.NewRequest("POST", p.URL+"/graphs/social/load/ndjson?mode=append", pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,11 +315,11 @@ func TestBinaryDrains(t *testing.T) {
 		t.Fatal("request headers never sent")
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// Wait until the listener is closed: new connections are refused.
-	host := strings.TrimPrefix(p.addr, "http://")
+	host := strings.TrimPrefix(p.URL, "http://")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", host, time.Second)
@@ -439,6 +341,6 @@ func TestBinaryDrains(t *testing.T) {
 	if r.err != nil || r.status != 200 || !strings.Contains(r.body, `"total_entities":2`) {
 		t.Fatalf("in-flight load: %+v", r)
 	}
-	p.waitExit(t, t.Fatalf, "drain")
+	p.WaitExit(t, t.Fatalf, "drain")
 	requirePerson(t, uri, "Late2", "drained write missing")
 }

@@ -1,7 +1,6 @@
 package boot
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,87 +10,26 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/boot/boottest"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
 )
 
-// buildBinaries compiles the two binaries a user runs.
+// The two binaries a user runs, built once per test process.
+var (
+	cliBinary    = &fixture.Binary{Pkg: "../../cmd/omnigraph", Name: "omnigraph"}
+	serverBinary = &fixture.Binary{Pkg: "../../cmd/omnigraph-server", Name: "omnigraph-server"}
+)
+
+// buildBinaries returns the two binaries (skipped under -short).
 func buildBinaries(t *testing.T) (cli, srv string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
-	dir := t.TempDir()
-	cli, srv = filepath.Join(dir, "omnigraph"), filepath.Join(dir, "omnigraph-server")
-	for bin, pkg := range map[string]string{cli: "../../cmd/omnigraph", srv: "../../cmd/omnigraph-server"} {
-		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	return cli, srv
-}
-
-type serverProc struct {
-	cmd  *exec.Cmd
-	addr string
-	errb *bytes.Buffer
-}
-
-// startServer runs omnigraph-server and waits for its one stdout line.
-func startServer(t *testing.T, bin string, env []string, args ...string) *serverProc {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serverProc{cmd: cmd, errb: &errb}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		for sc.Scan() {
-			t.Errorf("extra stdout line from the server: %q", sc.Text())
-		}
-	}()
-	select {
-	case l := <-line:
-		addr, ok := strings.CutPrefix(l, "OMNIGRAPH_LISTEN_ADDR=")
-		if !ok {
-			t.Fatalf("first stdout line %q; stderr:\n%s", l, errb.String())
-		}
-		p.addr = addr
-	case <-time.After(60 * time.Second):
-		t.Fatalf("server did not announce its address; stderr:\n%s", errb.String())
-	}
-	return p
-}
-
-func (p *serverProc) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("server exit after SIGTERM: %v\n%s", err, p.errb.String())
-	}
+	return cliBinary.Path(t), serverBinary.Path(t)
 }
 
 func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
@@ -160,16 +98,16 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 	if code, _, errs := runBin(t, srvBin, base, "--cluster", source, "--bind", "127.0.0.1:0"); code != 1 || !strings.Contains(errs, "no bearer tokens") {
 		t.Fatalf("policy without tokens: exit %d\n%s", code, errs)
 	}
-	s1 := startServer(t, srvBin, env, "--cluster", source, "--bind", "127.0.0.1:0")
-	s2 := startServer(t, srvBin, env, "--cluster", source, "--bind", "127.0.0.1:0")
+	s1 := boottest.Start(t, srvBin, env, "--cluster", source, "--bind", "127.0.0.1:0")
+	s2 := boottest.Start(t, srvBin, env, "--cluster", source, "--bind", "127.0.0.1:0")
 
 	// The CLI's served mode, as a user would run it.
 	cliEnv := append(base, "OMNIGRAPH_BEARER_TOKEN=tw")
-	code, out, errs := runBin(t, cliBin, cliEnv, "mutate", "add_person", "--server", "http://"+s1.addr, "--graph", "knowledge", "--params", `{"name":"via-cli"}`, "--json")
+	code, out, errs := runBin(t, cliBin, cliEnv, "mutate", "add_person", "--server", s1.URL, "--graph", "knowledge", "--params", `{"name":"via-cli"}`, "--json")
 	if code != 0 || !strings.Contains(out, `"affected_nodes": 1`) {
 		t.Fatalf("served stored mutation: %d\n%s\n%s", code, out, errs)
 	}
-	if code, _, errs = runBin(t, cliBin, append(base, "OMNIGRAPH_BEARER_TOKEN=tr"), "mutate", "add_person", "--server", "http://"+s2.addr, "--graph", "knowledge", "--params", `{"name":"denied"}`); code != 1 || !strings.Contains(errs, "not permitted") {
+	if code, _, errs = runBin(t, cliBin, append(base, "OMNIGRAPH_BEARER_TOKEN=tr"), "mutate", "add_person", "--server", s2.URL, "--graph", "knowledge", "--params", `{"name":"denied"}`); code != 1 || !strings.Contains(errs, "not permitted") {
 		t.Fatalf("reader mutation: %d %s", code, errs)
 	}
 
@@ -178,14 +116,14 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var acked []string
-	for i, s := range []*serverProc{s1, s2, s1, s2} {
+	for i, s := range []*boottest.Server{s1, s2, s1, s2} {
 		wg.Add(1)
-		go func(i int, addr string) {
+		go func(i int, url string) {
 			defer wg.Done()
 			for j := 0; j < perClient; j++ {
 				name := fmt.Sprintf("p%d-%d", i, j)
 				body, _ := json.Marshal(map[string]any{"params": map[string]any{"name": name}})
-				req, _ := http.NewRequest("POST", "http://"+addr+"/graphs/knowledge/queries/add_person", bytes.NewReader(body))
+				req, _ := http.NewRequest("POST", url+"/graphs/knowledge/queries/add_person", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer tw")
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := http.DefaultClient.Do(req)
@@ -202,7 +140,7 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 				acked = append(acked, name)
 				mu.Unlock()
 			}
-		}(i, s.addr)
+		}(i, s.URL)
 	}
 	wg.Wait()
 	if len(acked) != 4*perClient {
@@ -210,20 +148,20 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 	}
 
 	// Every acknowledged write is visible from both servers and the CLI.
-	for _, s := range []*serverProc{s1, s2} {
-		code, out, errs := runBin(t, cliBin, cliEnv, "query", "--server", "http://"+s.addr, "--graph", "knowledge",
+	for _, s := range []*boottest.Server{s1, s2} {
+		code, out, errs := runBin(t, cliBin, cliEnv, "query", "--server", s.URL, "--graph", "knowledge",
 			"-e", "query all() { match { $p: Person } return { $p.name } }", "--format", "csv")
 		if code != 0 {
 			t.Fatalf("query: %s", errs)
 		}
 		for _, n := range append(acked, "via-cli") {
 			if !strings.Contains(out, "\n"+n+"\n") {
-				t.Fatalf("write %s missing from %s", n, s.addr)
+				t.Fatalf("write %s missing from %s", n, s.URL)
 			}
 		}
 	}
 	// Linear history: every commit has one parent, the next one down.
-	code, out, errs = runBin(t, cliBin, cliEnv, "commit", "list", "--server", "http://"+s2.addr, "--graph", "knowledge", "--json")
+	code, out, errs = runBin(t, cliBin, cliEnv, "commit", "list", "--server", s2.URL, "--graph", "knowledge", "--json")
 	if code != 0 {
 		t.Fatalf("commit list: %s", errs)
 	}
@@ -259,8 +197,8 @@ func clusterToServer(t *testing.T, cliBin, srvBin, storage string) {
 			t.Fatalf("history forks at %s", c.ID)
 		}
 	}
-	s1.stop(t)
-	s2.stop(t)
+	s1.Stop(t)
+	s2.Stop(t)
 }
 
 // applyClusterFiles lays out the test cluster's config directory.

@@ -57,7 +57,7 @@ Filters (--kind node|edge, --type T, --op insert|update|delete) repeat.`,
 	acceptGlobals(cmd, "store", "quiet")
 	f := cmd.Flags()
 	f.StringVar(&o.uri, "uri", "", "graph URI")
-	f.IntVar(&o.limit, "limit", 1000, "changes per page")
+	f.IntVar(&o.limit, "limit", omnigraph.DefaultPageChanges, "changes per page")
 	f.StringVar(&o.pageToken, "page-token", "", "continue from this page token")
 	o.register(cmd, "only this type (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")

@@ -36,7 +36,7 @@ func (a *app) feedFlags(cmd *cobra.Command, o *feedOptions, poll bool) {
 		f.StringVar(&o.cursor, "cursor", "", "resume after this cursor (from a previous poll or a baseline)")
 		f.StringVar(&o.start, "start", "", "where to start without a cursor: now, beginning or after:<commit>")
 		f.StringVar(&o.pageToken, "page-token", "", "continue a block a previous poll ended inside")
-		f.IntVar(&o.limit, "limit", 1000, "changes per page")
+		f.IntVar(&o.limit, "limit", omnigraph.DefaultPageChanges, "changes per page")
 		f.IntVar(&o.maxCommits, "max-commits", 0, "commits per poll (0 = no bound)")
 	} else {
 		f.StringVar(&o.out, "out", "", "file to write the baseline NDJSON to (required)")

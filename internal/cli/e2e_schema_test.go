@@ -96,12 +96,8 @@ func TestE2ESchemaChangeTable(t *testing.T) {
 		{"rename interface", func(s string) string {
 			return strings.Replace(strings.Replace(s, "interface Named", "interface Labelled", 1), "implements Named", "implements Labelled", 1)
 		}, nil, "add_type,unsupported_change,unsupported_change", ""},
-		{"remove node type", func(s string) string {
-			return strings.Replace(strings.Replace(s, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
-		}, nil, "drop_type:soft,drop_type:soft", "drop node type 'Company' (soft mode)"},
-		{"remove node type, allow data loss", func(s string) string {
-			return strings.Replace(strings.Replace(s, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
-		}, []string{"--allow-data-loss"}, "drop_type:hard,drop_type:hard", ""},
+		{"remove node type", dropCompany, nil, "drop_type:soft,drop_type:soft", "drop node type 'Company' (soft mode)"},
+		{"remove node type, allow data loss", dropCompany, []string{"--allow-data-loss"}, "drop_type:hard,drop_type:hard", ""},
 		{"remove interface", func(s string) string {
 			return strings.Replace(strings.Replace(s, "interface Named { label: String? }\n", "", 1), " implements Named", "", 1)
 		}, nil, "unsupported_change,unsupported_change,unsupported_change", ""},
@@ -158,6 +154,12 @@ node Tag { t: String }`), nil, "add_type", ""},
 	if p := planOf(t, edir, strings.Replace(embBase, "@embed(text)", "@embed(body)", 1)); p["supported"] != false {
 		t.Fatalf("@embed change: %v", p)
 	}
+}
+
+// dropCompany removes Company from evBase, with WorksAt, the one edge type
+// that needs it.
+func dropCompany(s string) string {
+	return strings.Replace(strings.Replace(s, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
 }
 
 // renamePH renames the Person endpoints of evBase's edges to Human.
@@ -228,7 +230,7 @@ func TestE2ESchemaApplyScenarios(t *testing.T) {
 	t.Run("67 soft drop of Company and WorksAt", func(t *testing.T) {
 		dir := evGraph(t, true)
 		before, _ := headOf(t, dir, "main")
-		desired := strings.Replace(strings.Replace(evBase, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
+		desired := dropCompany(evBase)
 		if r := applySchema(t, dir, desired); r.code != 0 || strings.Count(r.stdout, `"mode": "soft"`) != 2 {
 			t.Fatalf("apply: %d %s %s", r.code, r.stdout, r.stderr)
 		}
@@ -293,7 +295,7 @@ func TestE2ESchemaApplyScenarios(t *testing.T) {
 	})
 	t.Run("70 drop then re-add mints a new type id", func(t *testing.T) {
 		dir := evGraph(t, false)
-		noCompany := strings.Replace(strings.Replace(evBase, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
+		noCompany := dropCompany(evBase)
 		for _, s := range []string{noCompany, evBase} {
 			if r := applySchema(t, dir, s); r.code != 0 {
 				t.Fatalf("apply: %s", r.stderr)
@@ -364,9 +366,7 @@ func TestE2ESchemaMatrix(t *testing.T) {
 		{"extend_enum", edit("enum(happy, sad)", "enum(happy, sad, calm)"), "Person", "mood", 2},
 		{"update_type_metadata", edit(`@description("a firm")`, `@description("a company")`), "Company", "name", 1},
 		{"drop_property", edit("  age: I32?\n", ""), "Person", "name", 2},
-		{"drop_type", func(s string) string {
-			return strings.Replace(strings.Replace(s, `node Company @description("a firm") { name: String @key }`, "", 1), "edge WorksAt: Person -> Company @card(0..1)\n", "", 1)
-		}, "Person", "name", 2},
+		{"drop_type", dropCompany, "Person", "name", 2},
 	}
 	for _, st := range steps {
 		for _, loaded := range []bool{false, true} {

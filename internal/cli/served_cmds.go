@@ -38,6 +38,18 @@ func (a *app) printRaw(raw json.RawMessage) error {
 	return err
 }
 
+// servedOut ends a served command: err as it is, else the server's body as
+// it is under --json, else text's rendering of it.
+func (a *app) servedOut(cmd *cobra.Command, raw json.RawMessage, err error, text func() error) error {
+	if err != nil {
+		return err
+	}
+	if flagBool(cmd, "json") {
+		return a.printRaw(raw)
+	}
+	return text()
+}
+
 func (a *app) echoServed(verb string, rc *remote.Client) {
 	if !a.g.quiet {
 		fmt.Fprintf(a.io.Err, "omnigraph %s → %s (served)\n", verb, rc.URL())
@@ -317,44 +329,36 @@ func (a *app) servedSnapshot(cmd *cobra.Command, _ []string, rc *remote.Client) 
 		return usagef("snapshot --snapshot is not available against a server")
 	}
 	raw, err := rc.Snapshot(cmd.Context(), flagString(cmd, "branch"))
-	if err != nil {
-		return err
-	}
-	if flagBool(cmd, "json") {
-		return a.printRaw(raw)
-	}
-	var out struct {
-		Branch   string `json:"graph_branch"`
-		Version  int64  `json:"graph_manifest_version"`
-		Internal int64  `json:"internal_schema_version"`
-		Datasets []struct {
-			EntityKind  string `json:"entity_kind"`
-			TypeName    string `json:"type_name"`
-			EntityCount int64  `json:"entity_count"`
-		} `json:"datasets"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.io.Out, "graph_branch: %s\ngraph_manifest_version: %d\ninternal_schema_version: %d\n", out.Branch, out.Version, out.Internal)
-	for _, d := range out.Datasets {
-		fmt.Fprintf(a.io.Out, "%s:%s  %d entities\n", d.EntityKind, d.TypeName, d.EntityCount)
-	}
-	return nil
+	return a.servedOut(cmd, raw, err, func() error {
+		var out struct {
+			Branch   string `json:"graph_branch"`
+			Version  int64  `json:"graph_manifest_version"`
+			Internal int64  `json:"internal_schema_version"`
+			Datasets []struct {
+				EntityKind  string `json:"entity_kind"`
+				TypeName    string `json:"type_name"`
+				EntityCount int64  `json:"entity_count"`
+			} `json:"datasets"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.io.Out, "graph_branch: %s\ngraph_manifest_version: %d\ninternal_schema_version: %d\n", out.Branch, out.Version, out.Internal)
+		for _, d := range out.Datasets {
+			fmt.Fprintf(a.io.Out, "%s:%s  %d entities\n", d.EntityKind, d.TypeName, d.EntityCount)
+		}
+		return nil
+	})
 }
 
 func (a *app) servedBranchCreate(cmd *cobra.Command, args []string, rc *remote.Client) error {
 	a.echoServed("branch create", rc)
 	from := flagString(cmd, "from")
 	raw, err := rc.CreateBranch(cmd.Context(), args[0], from)
-	if err != nil {
-		return err
-	}
-	if flagBool(cmd, "json") {
-		return a.printRaw(raw)
-	}
-	fmt.Fprintf(a.io.Out, "created branch %s from %s\n", args[0], from)
-	return nil
+	return a.servedOut(cmd, raw, err, func() error {
+		fmt.Fprintf(a.io.Out, "created branch %s from %s\n", args[0], from)
+		return nil
+	})
 }
 
 func (a *app) servedBranchList(cmd *cobra.Command, _ []string, rc *remote.Client) error {
@@ -380,14 +384,10 @@ func (a *app) servedBranchDelete(cmd *cobra.Command, args []string, rc *remote.C
 	}
 	a.echoServed("branch delete", rc)
 	raw, err := rc.DeleteBranch(cmd.Context(), args[0])
-	if err != nil {
-		return err
-	}
-	if flagBool(cmd, "json") {
-		return a.printRaw(raw)
-	}
-	fmt.Fprintf(a.io.Out, "deleted branch %s\n", args[0])
-	return nil
+	return a.servedOut(cmd, raw, err, func() error {
+		fmt.Fprintf(a.io.Out, "deleted branch %s\n", args[0])
+		return nil
+	})
 }
 
 func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Client) error {
@@ -410,22 +410,18 @@ func (a *app) servedBranchMerge(cmd *cobra.Command, args []string, rc *remote.Cl
 		}
 		return a.reportMergeConflicts(args[0], into, msgs, err, true)
 	}
-	if err != nil {
-		return err
-	}
-	if flagBool(cmd, "json") {
-		return a.printRaw(raw)
-	}
-	var out struct {
-		Outcome           string  `json:"outcome"`
-		BranchDeleteError *string `json:"branch_delete_error"`
-	}
-	_ = json.Unmarshal(raw, &out)
-	if out.BranchDeleteError != nil {
-		fmt.Fprintf(a.io.Err, "warning: merged, but deleting branch %s failed: %s\n", args[0], *out.BranchDeleteError)
-	}
-	fmt.Fprintf(a.io.Out, "merge %s into %s: %s\n", args[0], into, out.Outcome)
-	return nil
+	return a.servedOut(cmd, raw, err, func() error {
+		var out struct {
+			Outcome           string  `json:"outcome"`
+			BranchDeleteError *string `json:"branch_delete_error"`
+		}
+		_ = json.Unmarshal(raw, &out)
+		if out.BranchDeleteError != nil {
+			fmt.Fprintf(a.io.Err, "warning: merged, but deleting branch %s failed: %s\n", args[0], *out.BranchDeleteError)
+		}
+		fmt.Fprintf(a.io.Out, "merge %s into %s: %s\n", args[0], into, out.Outcome)
+		return nil
+	})
 }
 
 func (a *app) servedCommitList(cmd *cobra.Command, _ []string, rc *remote.Client) error {
@@ -460,18 +456,14 @@ func (a *app) servedCommitList(cmd *cobra.Command, _ []string, rc *remote.Client
 
 func (a *app) servedCommitShow(cmd *cobra.Command, args []string, rc *remote.Client) error {
 	raw, err := rc.Commit(cmd.Context(), args[0])
-	if err != nil {
-		return err
-	}
-	if flagBool(cmd, "json") {
-		return a.printRaw(raw)
-	}
-	var c commitJSON
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return err
-	}
-	a.printCommitLine(c.info())
-	return nil
+	return a.servedOut(cmd, raw, err, func() error {
+		var c commitJSON
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return err
+		}
+		a.printCommitLine(c.info())
+		return nil
+	})
 }
 
 func (a *app) servedSchemaShow(cmd *cobra.Command, _ []string, rc *remote.Client) error {

@@ -3,9 +3,9 @@ package commit
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage/storagetest"
 )
 
 // BenchmarkPublish measures one durable publish (commit object + ref CAS) on
@@ -17,29 +17,7 @@ func BenchmarkPublish(b *testing.B) {
 		dir := b.TempDir()
 		data := []byte(`{"commit":"01JGQ5Z8M0AAAAAAAAAAAAAAAA","seq":1}`)
 		for i := 0; b.Loop(); i++ {
-			tmp := filepath.Join(dir, "tmp")
-			f, err := os.Create(tmp)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Write(data); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-			if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprint("obj", i%64))); err != nil {
-				b.Fatal(err)
-			}
-			d, err := os.Open(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := d.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			d.Close()
+			storagetest.WriteFileDurably(b, dir, "tmp", fmt.Sprint("obj", i%64), data)
 		}
 	})
 	for _, backend := range []string{"local", "mem"} {

@@ -43,20 +43,7 @@ func TestInlineCommitGolden(t *testing.T) {
 		Schema:    "schemas/0b1c.pg",
 		Tables:    map[string]string{"node:Person": inlineState(t, "node:Person", 0), "edge:Knows": "tables/edge:Knows/state/e1.json"},
 	}
-	b, err := Encode(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != goldenInlineCommit {
-		t.Fatalf("encoding changed:\n got %s\nwant %s", b, goldenInlineCommit)
-	}
-	d, err := Decode(CommitKey(c.ID), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b2, _ := Encode(d); string(b2) != string(b) {
-		t.Fatalf("round trip changed bytes: %s", b2)
-	}
+	d := goldenRoundTrip(t, c, goldenInlineCommit)
 	st, err := table.ReadState(context.Background(), nil, d.Tables["node:Person"])
 	if err != nil || st.Rows() != 0 || len(st.Schema().Columns) != 1 {
 		t.Fatalf("inline state: %v", err)

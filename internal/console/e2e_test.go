@@ -15,8 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/omnigraph-go/omnigraph"
-	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/server"
+	"github.com/omnigraph-go/omnigraph/internal/server/servertest"
 )
 
 // findChrome returns a Chromium binary: $OMNIGRAPH_CHROME, else the first
@@ -51,13 +51,7 @@ const (
 func consoleGraph(t *testing.T) *omnigraph.Graph {
 	t.Helper()
 	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "social.omni"), "schema.pg", fixture.SocialSchema, "admin", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(fixture.SocialData), omnigraph.LoadOptions{Mode: omnigraph.Overwrite, Actor: "admin"}); err != nil {
-		t.Fatal(err)
-	}
+	g := servertest.SocialGraph(t, filepath.Join(t.TempDir(), "social.omni"), "admin")
 	mutate := func(branch, src string, params map[string]any) {
 		t.Helper()
 		if _, _, err := g.Mutate(ctx, branch, src, "", params, omnigraph.MutateOptions{Actor: "admin"}); err != nil {

@@ -246,6 +246,8 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 		chain, tip = append(chain, c), c
 		maps.Copy(touched, tables)
 	}
+	// What is replaced is never sent: a later round cannot reuse it.
+	reuseOf(bctx).drop(obsolete)
 	if err := g.sendHeld(bctx, sctx, own, obsolete); err != nil {
 		return nil, nil, err
 	}

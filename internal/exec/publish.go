@@ -415,13 +415,18 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			live = append(live, pull(g.maxBatch-len(live))...)
 		}
 	}
+	// A rebase names the fragments an earlier round sent for the same rows
+	// (batch_reuse.go).
+	reuse := &fragmentReuse{}
+	ctx = withReuse(ctx, reuse)
 	// Writers of other processes on this machine take turns with this
 	// batch where the store can arrange it (a local directory), so their
 	// attempts are not thrown away by lost races; past the retry budget the
-	// batch goes ahead without its turn. Only the CAS decides.
-	if release := g.takeTurn(ctx, branch); release != nil {
-		defer release()
-	}
+	// batch goes ahead without its turn. Only the CAS decides. The turn is
+	// taken once the batch is staged and its fragments are on their way
+	// (see below), so that what does not depend on the head is done while
+	// another process holds the turn.
+	turnAsked := false
 	newBranch := len(live) > 0 && live[0].req.forkAt != nil
 	var head commit.Head
 	var base *commit.Commit
@@ -545,6 +550,42 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 			}
 			tip = chain[len(chain)-1]
 		}
+		// The batch was staged, and its fragments sent, without the turn:
+		// under the turn, a head another process moved meanwhile is staged
+		// on again at once (no back-off, not a lost round), as a first
+		// staging, and a write that builds the same rows names the
+		// fragments already sent.
+		if !turnAsked {
+			turnAsked = true
+			if release := g.takeTurn(ctx, branch); release != nil {
+				defer release()
+				start = time.Now() // the retry budget counts from the turn, as before
+				if cur, moved := g.headMoved(ctx, branch, head, newBranch); moved {
+					err := storage.Flush(bctx)
+					settle()
+					if err != nil {
+						fail(members, err, true)
+						return
+					}
+					reuse.confirm()
+					// No CAS was tried: the writes read at their turn, as if
+					// staged only now, so what they read before is no read set
+					// to defend (a write of a row another process changed
+					// meanwhile applies on top of it, as it did when the turn
+					// came first).
+					for _, w := range members {
+						w.last, w.lastSnap, w.lastBase = nil, nil, nil
+					}
+					newBase, err := g.repo.Commit(ctx, cur.Commit)
+					if err != nil {
+						fail(members, err, true)
+						return
+					}
+					head, base, live = cur, newBase, members
+					continue
+				}
+			}
+		}
 		// The writes' commit objects go out now, with the writes' own
 		// objects, rather than after the inline compaction below has
 		// flushed its sub-batch: a compacting write then costs the round
@@ -630,6 +671,8 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		if c != nil {
 			g.discard(ctx, cl)
 		}
+		// The batch was flushed before the CAS: what it sent is durable.
+		reuse.confirm()
 		lost++
 		if lost > g.maxRetries || time.Since(start) > g.retryBudget {
 			fail(members, &ContentionError{Branch: branch, Attempts: lost, Elapsed: time.Since(start)}, true)
@@ -680,6 +723,20 @@ func (g *Graph) takeTurn(ctx context.Context, branch string) func() {
 		return nil
 	}
 	return release
+}
+
+// headMoved reports whether branch's head is no longer head (and what it
+// is now), for a batch staged on head without the turn. A branch the batch
+// creates, or a head that cannot be read, is left to the CAS to decide.
+func (g *Graph) headMoved(ctx context.Context, branch string, head commit.Head, newBranch bool) (commit.Head, bool) {
+	if newBranch {
+		return commit.Head{}, false
+	}
+	cur, err := g.repo.Head(ctx, branch)
+	if err != nil || cur.ETag == head.ETag {
+		return commit.Head{}, false
+	}
+	return cur, true
 }
 
 // chainCompaction is the inline compaction of a batch (docs/maintenance.md):
@@ -898,6 +955,12 @@ func (g *Graph) writeFragment(ctx context.Context, prefix string, ts table.Schem
 // encodeFragment is writeFragment, or, with lazy, table.DeferFragment
 // where ctx has a held batch (deferred reports which).
 func (g *Graph) encodeFragment(ctx context.Context, prefix string, ts table.Schema, rows []Row, props []*schema.Property, edge, lazy bool) (f table.Fragment, deferred bool, err error) {
+	// A rebase of a batch that builds the rows an earlier round sent names
+	// that round's fragment (batch_reuse.go).
+	reuse := reuseOf(ctx)
+	if f, ok := reuse.find(ctx, prefix, ts, rows, props, edge); ok {
+		return f, false, nil
+	}
 	b, err := table.NewBatchBuilder(nil, ts)
 	if err != nil {
 		return table.Fragment{}, false, err
@@ -916,8 +979,11 @@ func (g *Graph) encodeFragment(ctx context.Context, prefix string, ts table.Sche
 			return f, ok, err
 		}
 	}
-	f, err = table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
-	return f, false, err
+	if f, err = table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{}); err != nil {
+		return table.Fragment{}, false, err
+	}
+	reuse.add(ctx, prefix, ts, rows, props, edge, f)
+	return f, false, nil
 }
 
 // rowEncoder appends row images to a table.BatchBuilder of one schema: the

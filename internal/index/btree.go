@@ -239,11 +239,7 @@ func WriteBTree(ctx context.Context, st storage.Store, prefix, fragKey, col stri
 	if err != nil {
 		return table.IndexRef{}, err
 	}
-	key, err := putObject(ctx, st, prefix, "btr", data)
-	if err != nil {
-		return table.IndexRef{}, err
-	}
-	return table.IndexRef{Name: BTreeIndexName(col), Kind: KindBTree, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil
+	return putObject(ctx, st, prefix, "btr", data, fragmentColumn(KindBTree, BTreeIndexName(col), fragKey, col))
 }
 
 // btHeader is the parsed header of a scalar index object.

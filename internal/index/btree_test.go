@@ -202,10 +202,7 @@ func TestBTreeMatchesScan(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				mem := storage.NewMem()
-				if _, err := mem.Put(ctx, "t/index/a.btr", obj); err != nil {
-					t.Fatal(err)
-				}
+				mem := memWith(t, "t/index/a.btr", obj)
 				s, err := OpenBTree(ctx, mem, "t/index/a.btr")
 				if err != nil {
 					t.Fatal(err)
@@ -249,10 +246,7 @@ func TestBTreeRanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := storage.NewMem()
-	if _, err := mem.Put(ctx, "t/index/a.btr", obj); err != nil {
-		t.Fatal(err)
-	}
+	mem := memWith(t, "t/index/a.btr", obj)
 	cnt := storage.NewCounting(mem)
 	s, err := OpenBTree(ctx, cnt, "t/index/a.btr")
 	if err != nil {
@@ -350,10 +344,7 @@ func TestBTreeCorrupt(t *testing.T) {
 		return errors.As(err, &ce) || errors.As(err, &ve)
 	}
 	try := func(name string, b []byte) {
-		mem := storage.NewMem()
-		if _, err := mem.Put(ctx, "t/index/x.btr", b); err != nil {
-			t.Fatal(err)
-		}
+		mem := memWith(t, "t/index/x.btr", b)
 		s, err := OpenBTree(ctx, mem, "t/index/x.btr")
 		if err == nil {
 			var got []int64
@@ -379,8 +370,7 @@ func TestBTreeCorrupt(t *testing.T) {
 	}
 	b := slices.Clone(obj)
 	b[4] = 9
-	mem := storage.NewMem()
-	mem.Put(ctx, "t/index/v.btr", b)
+	mem := memWith(t, "t/index/v.btr", b)
 	var ve *table.VersionError
 	if _, err := OpenBTree(ctx, mem, "t/index/v.btr"); !errors.As(err, &ve) || ve.Got != 9 {
 		t.Fatalf("version 9: %v", err)

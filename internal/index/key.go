@@ -229,15 +229,11 @@ func WriteKey(ctx context.Context, st storage.Store, prefix string, frags []Frag
 	if err != nil {
 		return table.IndexRef{}, err
 	}
-	key, err := putObject(ctx, st, prefix, "idx", data)
-	if err != nil {
-		return table.IndexRef{}, err
-	}
 	covered := make([]string, len(frags))
 	for i, f := range frags {
 		covered[i] = f.Key
 	}
-	return table.IndexRef{Name: KeyIndexName, Kind: KindKey, Columns: []string{table.KeyColumn}, Key: key, Fragments: covered}, nil
+	return putObject(ctx, st, prefix, "idx", data, table.IndexRef{Name: KeyIndexName, Kind: KindKey, Columns: []string{table.KeyColumn}, Fragments: covered})
 }
 
 // ReadKey reads and decodes a key index object.

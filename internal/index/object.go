@@ -11,14 +11,21 @@ import (
 )
 
 // putObject stores data as a fresh index object <prefix>/index/<ulid>.<ext>
-// (the one durable recipe: a new name, never overwritten) and returns its
-// key.
-func putObject(ctx context.Context, st storage.Store, prefix, ext string, data []byte) (string, error) {
+// (the one durable recipe: a new name, never overwritten) and returns ref
+// with its Key set: what a table state carries for it.
+func putObject(ctx context.Context, st storage.Store, prefix, ext string, data []byte, ref table.IndexRef) (table.IndexRef, error) {
 	key := prefix + "/index/" + ulid.Make().String() + "." + ext
 	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
-		return "", fmt.Errorf("index: write %s: %w", key, err)
+		return table.IndexRef{}, fmt.Errorf("index: write %s: %w", key, err)
 	}
-	return key, nil
+	ref.Key = key
+	return ref, nil
+}
+
+// fragmentColumn is the reference of an index over one column of one
+// fragment (scalar, full-text and vector indexes), before its Key is known.
+func fragmentColumn(kind, name, fragKey, col string) table.IndexRef {
+	return table.IndexRef{Name: name, Kind: kind, Columns: []string{col}, Fragments: []string{fragKey}}
 }
 
 // getObject reads index object key and decodes it.

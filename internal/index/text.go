@@ -630,11 +630,7 @@ func (x *TextIndex) checkPostings(key string, i int) error {
 // fragKey under <prefix>/index/ and returns the reference a table state
 // carries.
 func WriteText(ctx context.Context, st storage.Store, prefix, fragKey, col string, x *TextIndex) (table.IndexRef, error) {
-	key, err := putObject(ctx, st, prefix, "fts", x.Encode())
-	if err != nil {
-		return table.IndexRef{}, err
-	}
-	return table.IndexRef{Name: TextIndexName(col), Kind: KindText, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil
+	return putObject(ctx, st, prefix, "fts", x.Encode(), fragmentColumn(KindText, TextIndexName(col), fragKey, col))
 }
 
 // ReadText reads and decodes a full-text index object.

@@ -99,10 +99,7 @@ func TestTextSourceRanged(t *testing.T) {
 		docs := zipfDocs(65536, vocab)
 		x := buildOf(docs)
 		obj := x.Encode()
-		mem := storage.NewMem()
-		if _, err := mem.Put(ctx, "t/index/a.fts", obj); err != nil {
-			t.Fatal(err)
-		}
+		mem := memWith(t, "t/index/a.fts", obj)
 		cnt := storage.NewCounting(mem)
 		s, err := OpenText(ctx, cnt, "t/index/a.fts")
 		if err != nil {
@@ -187,8 +184,7 @@ func TestTextVersion1Readable(t *testing.T) {
 	if !slices.Equal(dec.Encode(), x.Encode()) {
 		t.Fatal("version-1 object re-encodes differently")
 	}
-	mem := storage.NewMem()
-	mem.Put(ctx, "k", v1)
+	mem := memWith(t, "k", v1)
 	s, err := OpenText(ctx, mem, "k")
 	if err != nil {
 		t.Fatal(err)
@@ -216,8 +212,7 @@ func TestTextSourceCorrupt(t *testing.T) {
 	for i := range b {
 		c := slices.Clone(b)
 		c[i] ^= 0x41
-		mem := storage.NewMem()
-		mem.Put(ctx, "k", c)
+		mem := memWith(t, "k", c)
 		err := func() error {
 			s, err := OpenText(ctx, mem, "k")
 			if err != nil {

@@ -489,11 +489,7 @@ func WriteVector(ctx context.Context, st storage.Store, prefix, fragKey, col str
 		dim = 1 // every vector null: an empty index still records coverage
 	}
 	x := BuildVector(vecs, dim, 0)
-	key, err := putObject(ctx, st, prefix, "ivf", x.Encode())
-	if err != nil {
-		return table.IndexRef{}, err
-	}
-	return table.IndexRef{Name: VectorIndexName(col), Kind: KindVector, Columns: []string{col}, Key: key, Fragments: []string{fragKey}}, nil
+	return putObject(ctx, st, prefix, "ivf", x.Encode(), fragmentColumn(KindVector, VectorIndexName(col), fragKey, col))
 }
 
 // ReadVector reads and decodes a vector index object.

@@ -64,8 +64,7 @@ func TestVectorSourceRanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := storage.NewMem()
-	mem.Put(ctx, "k", obj)
+	mem := memWith(t, "k", obj)
 	cnt := storage.NewCounting(mem)
 	s, err := OpenVector(ctx, cnt, "k")
 	if err != nil {
@@ -128,8 +127,7 @@ func TestVectorCorrupt(t *testing.T) {
 		if !typedCorrupt(err) {
 			t.Fatalf("byte %d flipped: decode err = %v", i, err)
 		}
-		mem := storage.NewMem()
-		mem.Put(ctx, "k", c)
+		mem := memWith(t, "k", c)
 		err = func() error {
 			s, err := OpenVector(ctx, mem, "k")
 			if err != nil {

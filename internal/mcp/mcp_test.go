@@ -12,11 +12,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/omnigraph-go/omnigraph"
-	"github.com/omnigraph-go/omnigraph/internal/fixture"
 	"github.com/omnigraph-go/omnigraph/internal/mcp"
 	"github.com/omnigraph-go/omnigraph/internal/remote"
 	"github.com/omnigraph-go/omnigraph/internal/server"
+	"github.com/omnigraph-go/omnigraph/internal/server/servertest"
 )
 
 // The tests drive the MCP server with the SDK's own client over both
@@ -56,13 +55,7 @@ func (readerOnly) Authorize(_ context.Context, r server.AuthzRequest) (server.De
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	ctx := context.Background()
-	g, err := omnigraph.Init(ctx, filepath.Join(t.TempDir(), "g.omni"), "schema.pg", fixture.SocialSchema, "test", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(fixture.SocialData), omnigraph.LoadOptions{Mode: omnigraph.Overwrite}); err != nil {
-		t.Fatal(err)
-	}
+	g := servertest.SocialGraph(t, filepath.Join(t.TempDir(), "g.omni"), "test")
 	s, err := server.New(ctx, server.Config{
 		Graphs:     []server.GraphConfig{{ID: "social", Graph: g, Queries: stored}},
 		Tokens:     []server.Token{{Actor: "writer", Token: "writer-token"}, {Actor: "reader", Token: "reader-token"}},

@@ -31,11 +31,7 @@ type changeBody struct {
 }
 
 // renderRows is a read result as a pipe table of at most maxTextRows rows.
-func renderRows(raw json.RawMessage) string {
-	var r remote.ReadOutput
-	if json.Unmarshal(raw, &r) != nil {
-		return string(raw)
-	}
+func renderRows(r remote.ReadOutput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d row%s", r.QueryName, r.RowCount, plural(r.RowCount))
 	if r.GraphCommitID != "" {
@@ -59,33 +55,32 @@ func renderRows(raw json.RawMessage) string {
 	return b.String()
 }
 
-func renderChange(raw json.RawMessage) string {
-	var c struct {
-		QueryName     string      `json:"query_name"`
-		Branch        string      `json:"branch"`
-		AffectedNodes int64       `json:"affected_nodes"`
-		AffectedEdges int64       `json:"affected_edges"`
-		Commit        *commitBody `json:"commit"`
-	}
-	if json.Unmarshal(raw, &c) != nil {
-		return string(raw)
-	}
+// The *Out types are the parts of each tool's JSON result that its text
+// rendering reads; decoded turns the result into one.
+
+type changeOut struct {
+	QueryName     string      `json:"query_name"`
+	Branch        string      `json:"branch"`
+	AffectedNodes int64       `json:"affected_nodes"`
+	AffectedEdges int64       `json:"affected_edges"`
+	Commit        *commitBody `json:"commit"`
+}
+
+func renderChange(c changeOut) string {
 	s := fmt.Sprintf("%s on %s: %d node%s and %d edge%s affected", c.QueryName, c.Branch,
 		c.AffectedNodes, plural(int(c.AffectedNodes)), c.AffectedEdges, plural(int(c.AffectedEdges)))
 	return s + commitSuffix(c.Commit)
 }
 
-func renderLoad(raw json.RawMessage) string {
-	var l struct {
-		Branch        string      `json:"branch"`
-		BranchCreated bool        `json:"branch_created"`
-		Mode          string      `json:"mode"`
-		TotalEntities int64       `json:"total_entities"`
-		Commit        *commitBody `json:"commit"`
-	}
-	if json.Unmarshal(raw, &l) != nil {
-		return string(raw)
-	}
+type loadOut struct {
+	Branch        string      `json:"branch"`
+	BranchCreated bool        `json:"branch_created"`
+	Mode          string      `json:"mode"`
+	TotalEntities int64       `json:"total_entities"`
+	Commit        *commitBody `json:"commit"`
+}
+
+func renderLoad(l loadOut) string {
 	s := fmt.Sprintf("loaded %d entit%s into %s (%s)", l.TotalEntities, pluralY(l.TotalEntities), l.Branch, l.Mode)
 	if l.BranchCreated {
 		s += ", branch created"
@@ -93,18 +88,16 @@ func renderLoad(raw json.RawMessage) string {
 	return s + commitSuffix(l.Commit)
 }
 
-func renderMerge(raw json.RawMessage) string {
-	var m struct {
-		Source            string      `json:"source"`
-		Target            string      `json:"target"`
-		Outcome           string      `json:"outcome"`
-		Commit            *commitBody `json:"commit"`
-		BranchDeleted     *bool       `json:"branch_deleted"`
-		BranchDeleteError string      `json:"branch_delete_error"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return string(raw)
-	}
+type mergeOut struct {
+	Source            string      `json:"source"`
+	Target            string      `json:"target"`
+	Outcome           string      `json:"outcome"`
+	Commit            *commitBody `json:"commit"`
+	BranchDeleted     *bool       `json:"branch_deleted"`
+	BranchDeleteError string      `json:"branch_delete_error"`
+}
+
+func renderMerge(m mergeOut) string {
 	s := fmt.Sprintf("merge %s into %s: %s", m.Source, m.Target, m.Outcome) + commitSuffix(m.Commit)
 	switch {
 	case m.BranchDeleted == nil:
@@ -116,13 +109,11 @@ func renderMerge(raw json.RawMessage) string {
 	return s
 }
 
-func renderCommits(raw json.RawMessage) string {
-	var l struct {
-		Commits []commitBody `json:"commits"`
-	}
-	if json.Unmarshal(raw, &l) != nil {
-		return string(raw)
-	}
+type commitsOut struct {
+	Commits []commitBody `json:"commits"`
+}
+
+func renderCommits(l commitsOut) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d commit%s, newest first", len(l.Commits), plural(len(l.Commits)))
 	for i, c := range l.Commits {
@@ -152,17 +143,15 @@ func renderChanges(head string, chs []changeBody) string {
 	return b.String()
 }
 
-func renderCommitChanges(raw json.RawMessage) string {
-	var p struct {
-		Cause struct {
-			GraphCommitID string `json:"graph_commit_id"`
-		} `json:"cause"`
-		Changes       []changeBody `json:"changes"`
-		NextPageToken string       `json:"next_page_token"`
-	}
-	if json.Unmarshal(raw, &p) != nil {
-		return string(raw)
-	}
+type commitChangesOut struct {
+	Cause struct {
+		GraphCommitID string `json:"graph_commit_id"`
+	} `json:"cause"`
+	Changes       []changeBody `json:"changes"`
+	NextPageToken string       `json:"next_page_token"`
+}
+
+func renderCommitChanges(p commitChangesOut) string {
 	head := fmt.Sprintf("commit %s: %d change%s", p.Cause.GraphCommitID, len(p.Changes), plural(len(p.Changes)))
 	if p.NextPageToken != "" {
 		head += " (more: pass page_token " + p.NextPageToken + ")"
@@ -170,15 +159,13 @@ func renderCommitChanges(raw json.RawMessage) string {
 	return renderChanges(head, p.Changes)
 }
 
-func renderDiff(raw json.RawMessage) string {
-	var d struct {
-		Total     int          `json:"total"`
-		Truncated bool         `json:"truncated"`
-		Changes   []changeBody `json:"changes"`
-	}
-	if json.Unmarshal(raw, &d) != nil {
-		return string(raw)
-	}
+type diffOut struct {
+	Total     int          `json:"total"`
+	Truncated bool         `json:"truncated"`
+	Changes   []changeBody `json:"changes"`
+}
+
+func renderDiff(d diffOut) string {
 	head := fmt.Sprintf("%d change%s", d.Total, plural(d.Total))
 	if d.Truncated {
 		head += fmt.Sprintf(" (first %d returned; raise limit for more)", len(d.Changes))
@@ -186,21 +173,19 @@ func renderDiff(raw json.RawMessage) string {
 	return renderChanges(head, d.Changes)
 }
 
-func renderFeed(raw json.RawMessage) string {
-	var f struct {
-		Blocks []struct {
-			Cause struct {
-				GraphCommitID string `json:"graph_commit_id"`
-			} `json:"cause"`
-			Changes []changeBody `json:"changes"`
-		} `json:"blocks"`
-		NextPageToken string `json:"next_page_token"`
-		Cursor        string `json:"cursor"`
-		CaughtUp      bool   `json:"caught_up"`
-	}
-	if json.Unmarshal(raw, &f) != nil {
-		return string(raw)
-	}
+type feedOut struct {
+	Blocks []struct {
+		Cause struct {
+			GraphCommitID string `json:"graph_commit_id"`
+		} `json:"cause"`
+		Changes []changeBody `json:"changes"`
+	} `json:"blocks"`
+	NextPageToken string `json:"next_page_token"`
+	Cursor        string `json:"cursor"`
+	CaughtUp      bool   `json:"caught_up"`
+}
+
+func renderFeed(f feedOut) string {
 	var all []changeBody
 	for _, b := range f.Blocks {
 		all = append(all, b.Changes...)
@@ -215,6 +200,16 @@ func renderFeed(raw json.RawMessage) string {
 		head += "; more to read, next cursor " + f.Cursor
 	}
 	return renderChanges(head, all)
+}
+
+// decoded renders raw decoded as T with text; a body that does not decode
+// as T is shown as it is.
+func decoded[T any](raw json.RawMessage, text func(T) string) string {
+	var v T
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	return text(v)
 }
 
 func commitSuffix(c *commitBody) string {

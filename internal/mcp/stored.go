@@ -148,9 +148,9 @@ func newStoredTool(name string, q catalogEntry) storedTool {
 			return nil, err
 		}
 		if q.Mutation {
-			return success(body, renderChange(body)), nil
+			return success(body, decoded(body, renderChange)), nil
 		}
-		return success(body, renderRows(body)), nil
+		return success(body, decoded(body, renderRows)), nil
 	}
 	return storedTool{tool: tool, schema: s, run: run}
 }

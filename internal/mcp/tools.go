@@ -154,17 +154,17 @@ func builtins() []builtin {
 					return nil, "", err
 				}
 				raw := mustJSON(out)
-				return raw, renderRows(raw), nil
+				return raw, decoded(raw, renderRows), nil
 			}),
 		newBuiltin("mutate", "Run a mutation", "Run a .gq mutation (insert, update, delete) as one atomic commit on a branch. Read queries are refused: use query.",
 			false, true, nil, func(ctx context.Context, b Backend, in mutateIn) (json.RawMessage, string, error) {
 				raw, err := b.Mutate(ctx, remote.ChangeRequest{Query: in.Query, Name: in.Name, Params: in.Params, Branch: in.Branch}, in.IfCommit)
-				return raw, renderChange(raw), err
+				return raw, decoded(raw, renderChange), err
 			}),
 		newBuiltin("load", "Load NDJSON", "Load graph-batch NDJSON into a branch as one commit; the whole batch is validated before anything is published.",
 			false, true, map[string][]any{"mode": {"append", "merge", "overwrite"}}, func(ctx context.Context, b Backend, in loadIn) (json.RawMessage, string, error) {
 				raw, err := b.LoadNDJSON(ctx, strings.NewReader(in.Data), in.Branch, in.From, in.Mode)
-				return raw, renderLoad(raw), err
+				return raw, decoded(raw, renderLoad), err
 			}),
 		newBuiltin("branches_list", "List branches", "The graph's branches, sorted.",
 			true, false, nil, func(ctx context.Context, b Backend, _ branchesListIn) (json.RawMessage, string, error) {
@@ -189,7 +189,7 @@ func builtins() []builtin {
 		newBuiltin("branches_merge", "Merge branches", "Merge a branch into another (default main): fast-forward or a three-way merge commit; conflicts are refused with every conflict listed.",
 			false, true, nil, func(ctx context.Context, b Backend, in branchMergeIn) (json.RawMessage, string, error) {
 				raw, err := b.Merge(ctx, remote.MergeRequest(in))
-				return raw, renderMerge(raw), err
+				return raw, decoded(raw, renderMerge), err
 			}),
 		newBuiltin("branches_delete", "Delete a branch", "Delete a branch (main cannot be deleted). Its commits stay readable by id until cleanup.",
 			false, true, nil, func(ctx context.Context, b Backend, in branchDeleteIn) (json.RawMessage, string, error) {
@@ -199,7 +199,7 @@ func builtins() []builtin {
 		newBuiltin("commits_list", "List commits", "A branch's commits, newest first.",
 			true, false, nil, func(ctx context.Context, b Backend, in commitsListIn) (json.RawMessage, string, error) {
 				raw, err := b.Commits(ctx, in.Branch)
-				return raw, renderCommits(raw), err
+				return raw, decoded(raw, renderCommits), err
 			}),
 		newBuiltin("commit_changes", "Changes of a commit", "What one commit changed relative to its first parent: entity-level inserts, updates and deletes with before and after images, paged.",
 			true, false, scopeEnums, func(ctx context.Context, b Backend, in commitChangesIn) (json.RawMessage, string, error) {
@@ -207,13 +207,13 @@ func builtins() []builtin {
 				set(q, "page_token", in.PageToken)
 				setInt(q, "limit", in.Limit)
 				raw, err := b.CommitChanges(ctx, in.Commit, q)
-				return raw, renderCommitChanges(raw), err
+				return raw, decoded(raw, renderCommitChanges), err
 			}),
 		newBuiltin("diff", "Diff two branches or commits", "The entity-level changes that turn one branch head or commit into another, with before and after images.",
 			true, false, nil, func(ctx context.Context, b Backend, in diffIn) (json.RawMessage, string, error) {
 				raw, err := b.Diff(ctx, remote.DiffRequest{From: remote.DiffSide{Branch: in.FromBranch, Snapshot: in.FromSnapshot},
 					To: remote.DiffSide{Branch: in.ToBranch, Snapshot: in.ToSnapshot}, Limit: in.Limit})
-				return raw, renderDiff(raw), err
+				return raw, decoded(raw, renderDiff), err
 			}),
 		newBuiltin("changes_poll", "Poll the change feed", "The next page of a branch's change feed: commits in order with their entity changes, and the cursor to resume from. Start with start=beginning or start=now, then pass the returned cursor.",
 			true, false, scopeEnums, func(ctx context.Context, b Backend, in changesPollIn) (json.RawMessage, string, error) {
@@ -225,7 +225,7 @@ func builtins() []builtin {
 				setInt(q, "limit", in.Limit)
 				setInt(q, "max_commits", in.MaxCommits)
 				raw, err := b.PollChanges(ctx, q)
-				return raw, renderFeed(raw), err
+				return raw, decoded(raw, renderFeed), err
 			}),
 	}
 }

@@ -210,20 +210,20 @@ func comparable(a, b schema.Type) bool {
 
 func scalarOf(k schema.Kind) schema.Type { return schema.Type{Kind: k} }
 
+// litKinds is the type of each scalar literal kind; a list literal is
+// typed element by element (checkLit).
+var litKinds = map[LitKind]schema.Kind{
+	LitString:   schema.KindString,
+	LitInt:      schema.KindI64,
+	LitFloat:    schema.KindF64,
+	LitBool:     schema.KindBool,
+	LitDate:     schema.KindDate,
+	LitDateTime: schema.KindDateTime,
+}
+
 func litType(l *Lit) schema.Type {
-	switch l.Kind {
-	case LitString:
-		return scalarOf(schema.KindString)
-	case LitInt:
-		return scalarOf(schema.KindI64)
-	case LitFloat:
-		return scalarOf(schema.KindF64)
-	case LitBool:
-		return scalarOf(schema.KindBool)
-	case LitDate:
-		return scalarOf(schema.KindDate)
-	case LitDateTime:
-		return scalarOf(schema.KindDateTime)
+	if k, ok := litKinds[l.Kind]; ok {
+		return scalarOf(k)
 	}
 	return schema.Type{Kind: schema.KindList}
 }
@@ -586,7 +586,7 @@ func (c *checker) valueFits(pt schema.Type, vt vtype, e Expr, prop, litCode, ver
 	switch pt.Kind {
 	case schema.KindEnum:
 		if isLit && lit.Kind == LitString {
-			if !contains(pt.Enum, lit.Str) {
+			if !slices.Contains(pt.Enum, lit.Str) {
 				c.errorf(sp, "T3", "property `%s` expects one of [%s], got '%s'", prop, strings.Join(pt.Enum, ", "), lit.Str)
 				return false
 			}
@@ -633,15 +633,6 @@ func (c *checker) valueFits(pt schema.Type, vt vtype, e Expr, prop, litCode, ver
 		return mismatch()
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *checker) anonName(sc *scope) string {

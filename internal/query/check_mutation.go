@@ -1,6 +1,8 @@
 package query
 
 import (
+	"slices"
+
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
@@ -144,7 +146,7 @@ func (c *checker) checkUpdate(m *Update) *MutationOp {
 	addRef(&c.writes, TableRef{Name: nt.Name})
 	assigns, _ := c.checkAssigns(nt.Name, m.Assigns, nt.Prop, nil)
 	for _, a := range m.Assigns {
-		if contains(nt.Key, a.Name) {
+		if slices.Contains(nt.Key, a.Name) {
 			c.errorf(a.NameSpan, "", "cannot update @key property '%s' — delete and re-insert instead", a.Name)
 		}
 	}

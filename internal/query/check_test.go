@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
 // TestAcceptanceQueriesCompile compiles every query of spec §8/§9 that must
@@ -232,5 +234,28 @@ query a() { match { $c: Company } return { $c.name } }`
 	}
 	if _, err := CompileQuery(cat, "q.gq", src, "b"); err == nil || !strings.Contains(err.Error(), "T1") {
 		t.Fatalf("b: got %v", err)
+	}
+}
+
+// TestLitType pins the type of every literal kind: scalar literals take
+// the widest type of their family (so an I32 property compares with an int
+// literal and a F32 one with a float literal), list literals are lists.
+func TestLitType(t *testing.T) {
+	tests := []struct {
+		kind LitKind
+		want schema.Kind
+	}{
+		{LitString, schema.KindString},
+		{LitInt, schema.KindI64},
+		{LitFloat, schema.KindF64},
+		{LitBool, schema.KindBool},
+		{LitDate, schema.KindDate},
+		{LitDateTime, schema.KindDateTime},
+		{LitList, schema.KindList},
+	}
+	for _, tc := range tests {
+		if got := litType(&Lit{Kind: tc.kind}); got.Kind != tc.want || got.Nullable || got.Elem != 0 {
+			t.Errorf("litType(%v) = %v, want %v", tc.kind, got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
@@ -194,7 +195,7 @@ func Lint(cat *schema.Catalog, schemaSource, queryPath, src string) *LintReport 
 			continue
 		}
 		for _, p := range nt.Props {
-			if !p.Type.Nullable || contains(nt.Key, p.Name) || p.Embed != nil || assigned[nt.Name][p.Name] {
+			if !p.Type.Nullable || slices.Contains(nt.Key, p.Name) || p.Embed != nil || assigned[nt.Name][p.Name] {
 				continue
 			}
 			r.Findings = append(r.Findings, LintFinding{Severity: "warning", Code: "L201",

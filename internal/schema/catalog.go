@@ -265,31 +265,6 @@ func (l Literal) text() (string, bool) {
 	return "", false
 }
 
-// quote renders s as a .pg string literal using only the escapes the
-// language accepts.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // Annotation is an `@name` or `@name(arg, k = v, ...)` as written. Args holds
 // at most one positional argument (the grammar allows exactly one when
 // parentheses are present).

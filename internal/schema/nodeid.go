@@ -71,7 +71,7 @@ func (n *NodeType) NodeID(values map[string]any) (string, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		appendJSONString(&b, s)
+		writeQuoted(&b, s, &jsonEscapes)
 	}
 	b.WriteByte(']')
 	return b.String(), nil
@@ -163,40 +163,4 @@ func renderKeyValue(t Type, v any) (string, error) {
 	}
 	// Compile rejects keys on lists, vectors and blobs.
 	return "", wrongType()
-}
-
-// appendJSONString writes s as a JSON string the way the reference
-// implementation's serializer does: only '"', '\\' and control characters
-// are escaped (no HTML or U+2028 escaping), so ids match byte for byte.
-func appendJSONString(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if c < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
 }

@@ -52,6 +52,7 @@ node NoKey { x: String }
 		// Composite: members ordered by property id (alphabetical at creation).
 		{"Name", map[string]any{"first": "John", "last": "Smith"}, `["John","Smith"]`},
 		{"Name", map[string]any{"first": "J\"o\\n\n\x01", "last": "<&>\u2028"}, `["J\"o\\n\n\u0001","<&>` + "\u2028" + `"]`},
+		{"Name", map[string]any{"first": "\b\f\t\r", "last": "\x1f\x7f"}, `["\b\f\t\r","\u001f` + "\x7f" + `"]`},
 		{"Mixed", map[string]any{"z": int64(3), "a": "x", "m": true}, `["x","true","3"]`},
 	}
 	for _, tc := range tests {

@@ -101,20 +101,20 @@ const (
 	DefaultLoadBodyBytes    int64 = 32 << 20
 )
 
+// withDefaults is l with every unset (zero or negative) limit at its default.
 func (l Limits) withDefaults() Limits {
-	if l.PerActorInflight <= 0 {
-		l.PerActorInflight = DefaultPerActorInflight
-	}
-	if l.PerActorBytes <= 0 {
-		l.PerActorBytes = DefaultPerActorBytes
-	}
-	if l.BodyBytes <= 0 {
-		l.BodyBytes = DefaultBodyBytes
-	}
-	if l.LoadBodyBytes <= 0 {
-		l.LoadBodyBytes = DefaultLoadBodyBytes
-	}
+	orDefault(&l.PerActorInflight, DefaultPerActorInflight)
+	orDefault(&l.PerActorBytes, DefaultPerActorBytes)
+	orDefault(&l.BodyBytes, DefaultBodyBytes)
+	orDefault(&l.LoadBodyBytes, DefaultLoadBodyBytes)
 	return l
+}
+
+// orDefault sets *v to d when *v is not positive.
+func orDefault[T int | int64](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Mode is the runtime state of spec/surfaces.md §2.1.

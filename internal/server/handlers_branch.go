@@ -21,11 +21,8 @@ func (s *Server) handleListBranches(c *call) (*plan, error) {
 
 func (s *Server) handleCreateBranch(c *call) (*plan, error) {
 	var req BranchCreateRequest
-	if err := c.decodeJSON(&req, false); err != nil {
+	if err := c.decodeJSON(&req, false, requiredField{"name", &req.Name}); err != nil {
 		return nil, err
-	}
-	if req.Name == "" {
-		return nil, badRequest("field 'name' is required")
 	}
 	from := branchOr(req.From)
 	return &plan{checks: []check{{action: ActionBranchCreate, branch: from, target: req.Name}}, run: func() error {
@@ -48,11 +45,8 @@ func (s *Server) handleDeleteBranch(c *call) (*plan, error) {
 
 func (s *Server) handleMerge(c *call) (*plan, error) {
 	var req BranchMergeRequest
-	if err := c.decodeJSON(&req, false); err != nil {
+	if err := c.decodeJSON(&req, false, requiredField{"source", &req.Source}); err != nil {
 		return nil, err
-	}
-	if req.Source == "" {
-		return nil, badRequest("field 'source' is required")
 	}
 	target := branchOr(req.Target)
 	return &plan{checks: []check{{action: ActionBranchMerge, branch: req.Source, target: target}}, run: func() error {

@@ -179,11 +179,8 @@ func (s *Server) handleBaseline(c *call) (*plan, error) {
 
 func (s *Server) handleSchemaApply(c *call) (*plan, error) {
 	var req SchemaApplyRequest
-	if err := c.decodeJSON(&req, true); err != nil {
+	if err := c.decodeJSON(&req, true, requiredField{"schema_source", &req.SchemaSource}); err != nil {
 		return nil, err
-	}
-	if req.SchemaSource == "" {
-		return nil, badRequest("field 'schema_source' is required")
 	}
 	return &plan{checks: []check{{action: ActionSchemaApply, target: "main"}}, run: func() error {
 		return newAPIError(http.StatusConflict, codeConflict,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/omnigraph-go/omnigraph"
@@ -33,12 +34,6 @@ type DiffOutput struct {
 	Changes      []EntityChangeOutput `json:"changes" openapi:"required"`
 }
 
-// Diff page bounds: the default and the most changes one response carries.
-const (
-	defaultDiffChanges = 1000
-	maxDiffChanges     = 8192
-)
-
 func diffRoutes(s *Server) []*route {
 	return []*route{
 		{method: "POST", path: graphPath("/diff"), opID: "cluster_diff", tag: "commits", perGraph: true,
@@ -52,17 +47,17 @@ func (s *Server) handleDiff(c *call) (*plan, error) {
 	if err := c.decodeJSON(&req, true); err != nil {
 		return nil, err
 	}
-	limit := defaultDiffChanges
+	limit := omnigraph.DefaultPageChanges
 	if req.Limit != nil {
 		limit = *req.Limit
 	}
 	if limit <= 0 {
 		return nil, badRequest("limit must be a positive integer")
 	}
-	if limit > maxDiffChanges {
+	if limit > omnigraph.MaxPageChanges {
 		return nil, &apiError{status: http.StatusRequestEntityTooLarge, out: ErrorOutput{
-			Error:         "diff limit exceeds the maximum of 8192 changes",
-			ResourceLimit: &ResourceLimitOutput{Resource: "diff_changes", Limit: maxDiffChanges, Actual: int64(limit)}}}
+			Error:         fmt.Sprintf("diff limit exceeds the maximum of %d changes", omnigraph.MaxPageChanges),
+			ResourceLimit: &ResourceLimitOutput{Resource: "diff_changes", Limit: omnigraph.MaxPageChanges, Actual: int64(limit)}}}
 	}
 	from, fromBranch, err := readTarget(req.From.Branch, req.From.Snapshot)
 	if err != nil {

@@ -29,13 +29,6 @@ type MergePreviewOutput struct {
 	Truncated    bool                 `json:"truncated,omitempty"`
 }
 
-// reviewDefaultLimit and reviewMaxLimit bound the changes one review
-// response carries (the commit-changes page bounds).
-const (
-	reviewDefaultLimit = 1000
-	reviewMaxLimit     = 8192
-)
-
 var reviewLimitParam = param{name: "limit", desc: "Changes to return (1..8192, default 1000); total_changes counts them all."}
 
 func reviewRoutes(s *Server) []*route {
@@ -48,14 +41,16 @@ func reviewRoutes(s *Server) []*route {
 	}
 }
 
+// reviewLimit is the limit parameter of a review: how many changes one
+// response carries, within the commit-changes page bounds.
 func reviewLimit(q url.Values) (int, error) {
 	v := q.Get("limit")
 	if v == "" {
-		return reviewDefaultLimit, nil
+		return omnigraph.DefaultPageChanges, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 || n > reviewMaxLimit {
-		return 0, badRequest("limit must be an integer from 1 to %d", reviewMaxLimit)
+	if err != nil || n <= 0 || n > omnigraph.MaxPageChanges {
+		return 0, badRequest("limit must be an integer from 1 to %d", omnigraph.MaxPageChanges)
 	}
 	return n, nil
 }

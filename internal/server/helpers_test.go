@@ -15,12 +15,10 @@ import (
 
 	"github.com/omnigraph-go/omnigraph"
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
+	"github.com/omnigraph-go/omnigraph/internal/server/servertest"
 )
 
-const (
-	testSchema = fixture.SocialSchema
-	testData   = fixture.SocialData
-)
+const testSchema = fixture.SocialSchema
 
 const (
 	findPerson = `query find($name: String) { match { $p: Person { name: $name } } return { $p.name, $p.age } }`
@@ -32,16 +30,7 @@ const (
 // newGraph creates a loaded graph in a temp dir and returns its handle.
 func newGraph(t testing.TB) *omnigraph.Graph {
 	t.Helper()
-	ctx := context.Background()
-	uri := filepath.Join(t.TempDir(), "g.omni")
-	g, err := omnigraph.Init(ctx, uri, "schema.pg", testSchema, "test", omnigraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Load(ctx, strings.NewReader(testData), omnigraph.LoadOptions{Mode: omnigraph.Overwrite, Actor: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return servertest.SocialGraph(t, filepath.Join(t.TempDir(), "g.omni"), "test")
 }
 
 var testStored = []StoredQuery{

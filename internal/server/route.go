@@ -308,8 +308,28 @@ func (c *call) bodyLimit() int64 {
 // decodeJSON reads the request body into v: Content-Type must be JSON
 // (415 otherwise), the body is capped (413), and it must hold exactly one
 // JSON value. With strict, unknown fields are refused. An empty body
-// leaves v untouched when the route's body is optional.
-func (c *call) decodeJSON(v any, strict bool) error {
+// leaves v untouched when the route's body is optional. Each field of need
+// must then be non-empty (400 "field 'name' is required" otherwise).
+func (c *call) decodeJSON(v any, strict bool, need ...requiredField) error {
+	if err := c.decodeBody(v, strict); err != nil {
+		return err
+	}
+	for _, f := range need {
+		if *f.value == "" {
+			return badRequest("field '%s' is required", f.name)
+		}
+	}
+	return nil
+}
+
+// requiredField is a string field of a request body that must be set,
+// under its JSON name.
+type requiredField struct {
+	name  string
+	value *string
+}
+
+func (c *call) decodeBody(v any, strict bool) error {
 	body := http.MaxBytesReader(c.w, c.r.Body, c.bodyLimit())
 	ct := c.r.Header.Get("Content-Type")
 	if ct == "" && c.rt.optionalBody {

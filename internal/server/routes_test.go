@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph"
 )
 
 // TestRouteStatuses drives every route through its documented statuses on
@@ -326,12 +328,7 @@ func TestRouteStatuses(t *testing.T) {
 				}
 			}},
 		{name: "merge merged", method: "POST", path: "/graphs/g/branches/merge", body: map[string]any{"source": "feat"}, status: 200,
-			setup: func(ts *testServer) (string, []string) {
-				ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": addPerson, "params": map[string]any{"name": "Eve", "age": 1}, "branch": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": addPerson, "params": map[string]any{"name": "Fay", "age": 1}})
-				return "", nil
-			},
+			setup: diverged(addPerson, map[string]any{"name": "Eve", "age": 1}, map[string]any{"name": "Fay", "age": 1}),
 			check: func(t *testing.T, ts *testServer, r resp) {
 				var out BranchMergeOutput
 				r.decode(t, &out)
@@ -340,12 +337,7 @@ func TestRouteStatuses(t *testing.T) {
 				}
 			}},
 		{name: "merge conflicts", method: "POST", path: "/graphs/g/branches/merge", body: map[string]any{"source": "feat"}, status: 409, code: codeConflict,
-			setup: func(ts *testServer) (string, []string) {
-				ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": setAge, "params": map[string]any{"name": "Bob", "age": 1}, "branch": "feat"})
-				ts.req("POST", "/graphs/g/mutate", map[string]any{"query": setAge, "params": map[string]any{"name": "Bob", "age": 2}})
-				return "", nil
-			},
+			setup: diverged(setAge, map[string]any{"name": "Bob", "age": 1}, map[string]any{"name": "Bob", "age": 2}),
 			check: func(t *testing.T, _ *testServer, r resp) {
 				e := r.errOut(t)
 				if len(e.MergeConflicts) != 1 || e.MergeConflicts[0].Kind != "divergent_update" || deref(e.MergeConflicts[0].EntityID) != "Bob" {
@@ -519,4 +511,78 @@ func bigNDJSON(n int) []byte {
 		fmt.Fprintf(&b, `{"type":"Person","data":{"name":"p%d-%s"}}`+"\n", i, strings.Repeat("x", 100))
 	}
 	return b.Bytes()
+}
+
+// diverged is a setup that branches feat off main, then runs the mutation
+// src with feat's parameters on feat and with main's on main.
+func diverged(src string, feat, main map[string]any) func(ts *testServer) (string, []string) {
+	return func(ts *testServer) (string, []string) {
+		ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
+		ts.req("POST", "/graphs/g/mutate", map[string]any{"query": src, "params": feat, "branch": "feat"})
+		ts.req("POST", "/graphs/g/mutate", map[string]any{"query": src, "params": main})
+		return "", nil
+	}
+}
+
+// TestRequiredBodyFields: a body that leaves a required field empty (absent
+// or "") is a 400 naming the field, and the route does nothing.
+func TestRequiredBodyFields(t *testing.T) {
+	ts := open(t)
+	for _, c := range []struct{ path, field string }{
+		{"/graphs/g/branches", "name"},
+		{"/graphs/g/branches/merge", "source"},
+		{"/graphs/g/schema/apply", "schema_source"},
+		{"/graphs/g/mutate", "query"},
+	} {
+		for _, body := range []map[string]any{{}, {c.field: ""}} {
+			r := ts.req("POST", c.path, body)
+			want := "field '" + c.field + "' is required"
+			if e := r.errOut(t); r.status != 400 || e.Code != codeBadRequest || e.Error != want {
+				t.Errorf("POST %s %v: %d %+v, want 400 %q", c.path, body, r.status, e, want)
+			}
+		}
+	}
+	if l := ts.req("GET", "/graphs/g/branches", nil); string(l.body) != `{"branches":["main"]}`+"\n" {
+		t.Errorf("branches after refusals = %s", l.body)
+	}
+}
+
+// TestChangeLimitBounds: POST /diff and the merge preview hold a request to
+// the commit-changes page bounds (1..omnigraph.MaxPageChanges), with the
+// spec's statuses and texts, and the route docs state those bounds.
+func TestChangeLimitBounds(t *testing.T) {
+	ts := open(t)
+	ts.req("POST", "/graphs/g/branches", map[string]any{"name": "feat"})
+	over := omnigraph.MaxPageChanges + 1
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		text               string
+	}{
+		{"diff over", "POST", "/graphs/g/diff", map[string]any{"from": map[string]any{}, "to": map[string]any{}, "limit": over}, 413,
+			"diff limit exceeds the maximum of 8192 changes"},
+		{"diff zero", "POST", "/graphs/g/diff", map[string]any{"from": map[string]any{}, "to": map[string]any{}, "limit": 0}, 400,
+			"limit must be a positive integer"},
+		{"preview over", "GET", fmt.Sprintf("/graphs/g/branches/merge/preview?source=feat&limit=%d", over), nil, 400,
+			"limit must be an integer from 1 to 8192"},
+		{"preview zero", "GET", "/graphs/g/branches/merge/preview?source=feat&limit=0", nil, 400,
+			"limit must be an integer from 1 to 8192"},
+	} {
+		r := ts.req(c.method, c.path, c.body)
+		if e := r.errOut(t); r.status != c.status || e.Error != c.text {
+			t.Errorf("%s: %d %q, want %d %q", c.name, r.status, e.Error, c.status, c.text)
+		} else if c.status == 413 && (e.ResourceLimit == nil || *e.ResourceLimit != (ResourceLimitOutput{"diff_changes", omnigraph.MaxPageChanges, int64(over)})) {
+			t.Errorf("%s: resource_limit %+v", c.name, e.ResourceLimit)
+		}
+	}
+	for _, ok := range []string{"/graphs/g/branches/merge/preview?source=feat", fmt.Sprintf("/graphs/g/branches/merge/preview?source=feat&limit=%d", omnigraph.MaxPageChanges)} {
+		if r := ts.req("GET", ok, nil); r.status != 200 {
+			t.Errorf("GET %s: %d %s", ok, r.status, r.body)
+		}
+	}
+	bounds := fmt.Sprintf("1..%d, default %d", omnigraph.MaxPageChanges, omnigraph.DefaultPageChanges)
+	if !strings.Contains(reviewLimitParam.desc, bounds) || !strings.Contains(changeQueryParams[0].desc, bounds) {
+		t.Errorf("limit docs %q, %q do not state %q", reviewLimitParam.desc, changeQueryParams[0].desc, bounds)
+	}
 }

@@ -31,7 +31,7 @@ import (
 // INVARIANT: Flush returns nil only when every deferred put of the batch is
 // durable (TestBatching).
 type Batching struct {
-	inner Store
+	wrapper
 }
 
 var (
@@ -40,10 +40,7 @@ var (
 )
 
 // NewBatching wraps inner.
-func NewBatching(inner Store) *Batching { return &Batching{inner: inner} }
-
-// Inner returns the wrapped store.
-func (b *Batching) Inner() Store { return b.inner }
+func NewBatching(inner Store) *Batching { return &Batching{wrapper: wrapper{inner}} }
 
 // Batch is the set of deferred puts of one write.
 type Batch struct {
@@ -254,38 +251,32 @@ func (b *Batch) lookup(key string) ([]byte, bool) {
 
 // Put implements Store.
 func (s *Batching) Put(ctx context.Context, key string, data []byte) (Info, error) {
-	b := batchOf(ctx)
-	if b == nil {
-		return s.inner.Put(ctx, key, data)
-	}
-	if err := checkKey(OpPut, key); err != nil {
-		return Info{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Info{}, opErr(OpPut, key, err)
-	}
-	b.defer_(ctx, key, data, false, func(ctx context.Context, data []byte) error {
-		_, err := s.inner.Put(ctx, key, data)
-		return err
-	})
-	return Info{Key: key, Size: int64(len(data))}, nil
+	return s.deferPut(ctx, OpPut, key, data, s.inner.Put)
 }
 
 // PutIfAbsent implements Store; see the batch rules on Batching.
 func (s *Batching) PutIfAbsent(ctx context.Context, key string, data []byte) (Info, error) {
+	return s.deferPut(ctx, OpPutIfAbsent, key, data, s.inner.PutIfAbsent)
+}
+
+// deferPut is Put and PutIfAbsent (op): straight to put outside a batch;
+// inside one, the key is checked now and the write deferred to the flush,
+// where an object a PutIfAbsent finds already there counts as written.
+func (s *Batching) deferPut(ctx context.Context, op Op, key string, data []byte, put func(context.Context, string, []byte) (Info, error)) (Info, error) {
 	b := batchOf(ctx)
 	if b == nil {
-		return s.inner.PutIfAbsent(ctx, key, data)
+		return put(ctx, key, data)
 	}
-	if err := checkKey(OpPutIfAbsent, key); err != nil {
+	if err := checkKey(op, key); err != nil {
 		return Info{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Info{}, opErr(OpPutIfAbsent, key, err)
+		return Info{}, opErr(op, key, err)
 	}
-	b.defer_(ctx, key, data, true, func(ctx context.Context, data []byte) error {
-		_, err := s.inner.PutIfAbsent(ctx, key, data)
-		if errors.Is(err, ErrExists) {
+	ifAbsent := op == OpPutIfAbsent
+	b.defer_(ctx, key, data, ifAbsent, func(ctx context.Context, data []byte) error {
+		_, err := put(ctx, key, data)
+		if ifAbsent && errors.Is(err, ErrExists) {
 			return nil
 		}
 		return err

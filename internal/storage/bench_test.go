@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
+	"github.com/omnigraph-go/omnigraph/internal/storage/storagetest"
 )
 
 // Local's durable puts are measured next to the raw cost of durability on the
@@ -41,25 +42,8 @@ func BenchmarkFsyncFloor(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%d", i)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Write(data); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-			d, err := os.Open(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := d.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			d.Close()
+			name := fmt.Sprintf("f%d", i)
+			storagetest.WriteFileDurably(b, dir, name, name, data)
 		}
 	})
 }

@@ -38,9 +38,9 @@ type CacheOptions struct {
 // other processes' tiers may still hold it, which is harmless because the
 // key is never reused for other bytes.
 type Cached struct {
-	inner Store
-	o     CacheOptions
-	mem   *cache.Cache[cachedValue]
+	wrapper
+	o   CacheOptions
+	mem *cache.Cache[cachedValue]
 }
 
 type cachedValue struct {
@@ -64,11 +64,8 @@ func NewCached(inner Store, o CacheOptions) *Cached {
 	if o.WholeObjectBytes == 0 {
 		o.WholeObjectBytes = 8 << 20
 	}
-	return &Cached{inner: inner, o: o, mem: cache.New[cachedValue](o.MemBytes)}
+	return &Cached{wrapper: wrapper{inner}, o: o, mem: cache.New[cachedValue](o.MemBytes)}
 }
-
-// Inner returns the wrapped store.
-func (c *Cached) Inner() Store { return c.inner }
 
 // entry names: "o:" whole object, "i:" metadata, "r:<off>:<len>:" a range.
 func objName(key string) string                 { return "o:" + key }

@@ -113,9 +113,6 @@ func innerCopier(inner Store, dst string) (Copier, error) {
 	return c, nil
 }
 
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (c *Counting) CopiesIfAbsent() bool { _, ok := CopierOf(c.inner); return ok }
-
 // CopyIfAbsent implements Copier: one OpCopyIfAbsent request, no payload
 // bytes (the server copies). A store that cannot copy answers
 // ErrUnsupported without a request, which is not counted.
@@ -129,9 +126,6 @@ func (c *Counting) CopyIfAbsent(ctx context.Context, src, dst string) (Info, err
 	return info, err
 }
 
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (r *Recording) CopiesIfAbsent() bool { _, ok := CopierOf(r.inner); return ok }
-
 // CopyIfAbsent implements Copier (recorded under the destination key).
 func (r *Recording) CopyIfAbsent(ctx context.Context, src, dst string) (Info, error) {
 	ic, err := innerCopier(r.inner, dst)
@@ -141,9 +135,6 @@ func (r *Recording) CopyIfAbsent(ctx context.Context, src, dst string) (Info, er
 	defer r.end(r.start(OpCopyIfAbsent, dst, 0, -1))
 	return ic.CopyIfAbsent(ctx, src, dst)
 }
-
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (d *Delayed) CopiesIfAbsent() bool { _, ok := CopierOf(d.inner); return ok }
 
 // CopyIfAbsent implements Copier: one round trip.
 func (d *Delayed) CopyIfAbsent(ctx context.Context, src, dst string) (Info, error) {
@@ -157,9 +148,6 @@ func (d *Delayed) CopyIfAbsent(ctx context.Context, src, dst string) (Info, erro
 	return ic.CopyIfAbsent(ctx, src, dst)
 }
 
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (f *Faulty) CopiesIfAbsent() bool { _, ok := CopierOf(f.inner); return ok }
-
 // CopyIfAbsent implements Copier (op "copy_if_absent", matched on the
 // destination key; the After stage models a copy that landed unheard).
 func (f *Faulty) CopyIfAbsent(ctx context.Context, src, dst string) (Info, error) {
@@ -169,9 +157,6 @@ func (f *Faulty) CopyIfAbsent(ctx context.Context, src, dst string) (Info, error
 	}
 	return f.info(ctx, OpCopyIfAbsent, dst, func() (Info, error) { return ic.CopyIfAbsent(ctx, src, dst) })
 }
-
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (s *Batching) CopiesIfAbsent() bool { _, ok := CopierOf(s.inner); return ok }
 
 // CopyIfAbsent implements Copier. It is never deferred (its answer is the
 // point of it); a source still pending in the context's batch is not yet
@@ -187,9 +172,6 @@ func (s *Batching) CopyIfAbsent(ctx context.Context, src, dst string) (Info, err
 	}
 	return ic.CopyIfAbsent(ctx, src, dst)
 }
-
-// CopiesIfAbsent implements Copier: when the wrapped store does.
-func (c *Cached) CopiesIfAbsent() bool { _, ok := CopierOf(c.inner); return ok }
 
 // CopyIfAbsent implements Copier. Nothing is cached: the copied bytes never
 // pass through this process.

@@ -17,7 +17,7 @@ import (
 // on the returned reader one OpGetRange with the bytes read, even when the
 // inner store serves it from an open file.
 type Counting struct {
-	inner  Store
+	wrapper
 	counts [len(allOps)]struct{ requests, bytes atomic.Int64 }
 }
 
@@ -27,10 +27,7 @@ var (
 )
 
 // NewCounting wraps inner.
-func NewCounting(inner Store) *Counting { return &Counting{inner: inner} }
-
-// Inner returns the wrapped store.
-func (c *Counting) Inner() Store { return c.inner }
+func NewCounting(inner Store) *Counting { return &Counting{wrapper: wrapper{inner}} }
 
 // OpCount is the tally for one Op.
 type OpCount struct {

@@ -14,8 +14,8 @@ import (
 // Request model: as Counting's — each Store call is one round trip, an
 // OpenReadAt is one (the HEAD) and each ReadAt on its reader one.
 type Delayed struct {
-	inner Store
-	rtt   time.Duration
+	wrapper
+	rtt time.Duration
 }
 
 var (
@@ -25,10 +25,9 @@ var (
 )
 
 // NewDelayed wraps inner with rtt of latency per request.
-func NewDelayed(inner Store, rtt time.Duration) *Delayed { return &Delayed{inner: inner, rtt: rtt} }
-
-// Inner returns the wrapped store.
-func (d *Delayed) Inner() Store { return d.inner }
+func NewDelayed(inner Store, rtt time.Duration) *Delayed {
+	return &Delayed{wrapper: wrapper{inner}, rtt: rtt}
+}
 
 func (d *Delayed) wait(ctx context.Context) error {
 	if d.rtt <= 0 {

@@ -3,7 +3,10 @@
 // sub-package s3), plus decorators: request counting (Counting), fault
 // injection (Faulty), injected latency (Delayed), caching of immutable
 // objects in memory and in a shared disk directory (Cached, DiskCache), and
-// concurrent puts for one write (Batching, WithBatch, Flush).
+// concurrent puts for one write (Batching, WithBatch, Flush). Each decorator
+// embeds the store it wraps (wrapper.go): Inner and the optional
+// capabilities it offers only when that store does (SharedPutter, Copier)
+// are answered there once for all of them.
 //
 // Keys are slash-separated, relative, and never start or end with "/". Objects
 // are whole blobs: a Put either publishes the complete object or nothing.

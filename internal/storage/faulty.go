@@ -52,8 +52,8 @@ type Fault struct {
 // OpenReadAt is op "stat" and each ReadAt of its reader op "get_range", as in
 // Counting. Safe for concurrent use.
 type Faulty struct {
-	inner Store
-	mu    struct {
+	wrapper
+	mu struct {
 		sync.Mutex
 		hook   Hook
 		faults []*faultState
@@ -71,10 +71,7 @@ var (
 )
 
 // NewFaulty wraps inner; with no hook or faults it only checks failpoints.
-func NewFaulty(inner Store) *Faulty { return &Faulty{inner: inner} }
-
-// Inner returns the wrapped store.
-func (f *Faulty) Inner() Store { return f.inner }
+func NewFaulty(inner Store) *Faulty { return &Faulty{wrapper: wrapper{inner}} }
 
 // SetHook installs h (nil removes it).
 func (f *Faulty) SetHook(h Hook) {

@@ -21,7 +21,7 @@ import (
 // virtual and a parallel batch always overlaps) for an exact figure; over
 // an instant store Depth is an upper bound.
 type Recording struct {
-	inner Store
+	wrapper
 	mu    sync.Mutex
 	seq   int64
 	ended []Request // finished requests, in end order
@@ -53,11 +53,8 @@ var (
 
 // NewRecording wraps inner.
 func NewRecording(inner Store) *Recording {
-	return &Recording{inner: inner, open: map[int64]Request{}}
+	return &Recording{wrapper: wrapper{inner}, open: map[int64]Request{}}
 }
-
-// Inner returns the wrapped store.
-func (r *Recording) Inner() Store { return r.inner }
 
 func (r *Recording) start(op Op, key string, off, n int64) int64 {
 	r.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
@@ -150,7 +151,7 @@ func (l *Local) putShared(ctx context.Context, keys []string, data []byte) error
 		case err != nil:
 			return err
 		}
-		if d := filepath.Dir(final); !containsString(dirs, d) {
+		if d := filepath.Dir(final); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -169,18 +170,6 @@ func (l *Local) putShared(ctx context.Context, keys []string, data []byte) error
 	return nil
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (c *Counting) PutsShared() bool { _, ok := SharedPutterOf(c.inner); return ok }
-
 // PutShared implements SharedPutter: one OpPutShared request carrying the
 // bytes once.
 func (c *Counting) PutShared(ctx context.Context, keys []string, data []byte) error {
@@ -192,9 +181,6 @@ func (c *Counting) PutShared(ctx context.Context, keys []string, data []byte) er
 	return p.PutShared(ctx, keys, data)
 }
 
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (r *Recording) PutsShared() bool { _, ok := SharedPutterOf(r.inner); return ok }
-
 // PutShared implements SharedPutter (recorded under the first key).
 func (r *Recording) PutShared(ctx context.Context, keys []string, data []byte) error {
 	p, err := innerShared(r.inner, keys)
@@ -204,9 +190,6 @@ func (r *Recording) PutShared(ctx context.Context, keys []string, data []byte) e
 	defer r.end(r.start(OpPutShared, keys[0], 0, -1))
 	return p.PutShared(ctx, keys, data)
 }
-
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (d *Delayed) PutsShared() bool { _, ok := SharedPutterOf(d.inner); return ok }
 
 // PutShared implements SharedPutter: one round trip.
 func (d *Delayed) PutShared(ctx context.Context, keys []string, data []byte) error {
@@ -220,9 +203,6 @@ func (d *Delayed) PutShared(ctx context.Context, keys []string, data []byte) err
 	return p.PutShared(ctx, keys, data)
 }
 
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (f *Faulty) PutsShared() bool { _, ok := SharedPutterOf(f.inner); return ok }
-
 // PutShared implements SharedPutter (op "put_shared", matched on the first
 // key; the After stage models a put that landed unheard).
 func (f *Faulty) PutShared(ctx context.Context, keys []string, data []byte) error {
@@ -234,9 +214,6 @@ func (f *Faulty) PutShared(ctx context.Context, keys []string, data []byte) erro
 	return err
 }
 
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (c *Cached) PutsShared() bool { _, ok := SharedPutterOf(c.inner); return ok }
-
 // PutShared implements SharedPutter. Nothing is cached: the caller (the
 // commit repository) keeps what it decoded, and one shared object cached
 // under each of its names would count its bytes once per name.
@@ -247,9 +224,6 @@ func (c *Cached) PutShared(ctx context.Context, keys []string, data []byte) erro
 	}
 	return p.PutShared(ctx, keys, data)
 }
-
-// PutsShared implements SharedPutter: when the wrapped store does.
-func (s *Batching) PutsShared() bool { _, ok := SharedPutterOf(s.inner); return ok }
 
 // PutShared implements SharedPutter. Inside a batch it is deferred like a
 // Put: every key reads data from the batch at once, and the one request

@@ -191,31 +191,28 @@ func (t ColumnType) validate() error {
 	return nil
 }
 
-// scalarArrowType is the in-memory Arrow type of a scalar kind or Blob.
+// scalarArrowTypes is the in-memory Arrow type of each scalar kind and of
+// Blob; Vector and List are built from their parameters (ArrowType).
+var scalarArrowTypes = [...]arrow.DataType{
+	String:   arrow.BinaryTypes.String,
+	Enum:     arrow.BinaryTypes.String,
+	Bool:     arrow.FixedWidthTypes.Boolean,
+	I32:      arrow.PrimitiveTypes.Int32,
+	I64:      arrow.PrimitiveTypes.Int64,
+	U32:      arrow.PrimitiveTypes.Uint32,
+	U64:      arrow.PrimitiveTypes.Uint64,
+	F32:      arrow.PrimitiveTypes.Float32,
+	F64:      arrow.PrimitiveTypes.Float64,
+	Date:     arrow.FixedWidthTypes.Date32,
+	DateTime: arrow.FixedWidthTypes.Date64,
+	Blob:     arrow.BinaryTypes.LargeBinary,
+}
+
+// scalarArrowType is the in-memory Arrow type of a scalar kind or Blob
+// (nil for any other kind).
 func scalarArrowType(k Kind) arrow.DataType {
-	switch k {
-	case String, Enum:
-		return arrow.BinaryTypes.String
-	case Bool:
-		return arrow.FixedWidthTypes.Boolean
-	case I32:
-		return arrow.PrimitiveTypes.Int32
-	case I64:
-		return arrow.PrimitiveTypes.Int64
-	case U32:
-		return arrow.PrimitiveTypes.Uint32
-	case U64:
-		return arrow.PrimitiveTypes.Uint64
-	case F32:
-		return arrow.PrimitiveTypes.Float32
-	case F64:
-		return arrow.PrimitiveTypes.Float64
-	case Date:
-		return arrow.FixedWidthTypes.Date32
-	case DateTime:
-		return arrow.FixedWidthTypes.Date64
-	case Blob:
-		return arrow.BinaryTypes.LargeBinary
+	if int(k) < len(scalarArrowTypes) {
+		return scalarArrowTypes[k]
 	}
 	return nil
 }
