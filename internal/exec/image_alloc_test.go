@@ -101,3 +101,65 @@ func TestDeadRowsBounded(t *testing.T) {
 	}
 	t.Logf("%d of %d images derived, %d dense rebuilds", derived, updates, rebuilt)
 }
+
+// TestWriteReadBytesFlatInHistory pins that a keyed one-row update plus a
+// key lookup does not get dearer with the graph's write history under
+// inline compaction at the default thresholds: the bytes one write+read
+// allocates after lateAt writes stay within maxGrowth of those after
+// earlyAt. Each write moves a row into the small fragments compaction
+// merges, so anything whose cost follows the rows compaction has moved
+// (re-decoding the fragments it wrote, appending their rows to the image
+// again and marking the old ones dead) grows with the history. Bytes are
+// counted, not timed.
+func TestWriteReadBytesFlatInHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 3,000 writes")
+	}
+	const persons, earlyAt, lateAt, window, maxGrowth = 20_000, 300, 3_000, 100, 1.25
+	ctx := context.Background()
+	g, err := Init(ctx, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bulk strings.Builder
+	for i := range persons {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)
+	}
+	appendJSONL(t, g, bulk.String())
+	set, pk := engPlan(t, g, "set_age"), headPlan(t, g, `query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }`, "pk")
+	step := func(i int) {
+		// Distinct rows: every write moves one more row of the loaded
+		// fragment into the written ones.
+		name := fmt.Sprintf("n%d", (i*7919)%persons)
+		if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": name, "age": i % 90}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": name})
+		if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(i%90) {
+			t.Fatalf("pk %s after its update: %v %v", name, res, err)
+		}
+	}
+	perOp := func(from int) float64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range window {
+			step(from + i)
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / window
+	}
+	for i := range earlyAt {
+		step(i)
+	}
+	early := perOp(earlyAt)
+	for i := earlyAt + window; i < lateAt; i++ {
+		step(i)
+	}
+	late := perOp(lateAt)
+	t.Logf("write+read: %.0f B after %d writes, %.0f B after %d (%.2f×)", early, earlyAt, late, lateAt, late/early)
+	if late > early*maxGrowth {
+		t.Fatalf("a write+read allocates %.0f B after %d writes against %.0f B after %d: %.2f×, more than %.2f× — its cost grows with the write history",
+			late, lateAt, early, earlyAt, late/early, maxGrowth)
+	}
+}
