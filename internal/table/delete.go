@@ -34,6 +34,11 @@ type DeleteOptions struct {
 	// instead of writing it as an object. 0 writes objects only, as every
 	// build before format 4 did.
 	InlineBytes int
+	// Known, when set, returns the sorted offsets fragment f's current
+	// deletion vector holds, if the caller has them decoded (and verified)
+	// already, so that the vector is not read again; ok false reads it. The
+	// slice is not modified.
+	Known func(f Fragment) (offsets []int64, ok bool)
 }
 
 // DeleteRowsWith is DeleteRows with options.
@@ -62,11 +67,18 @@ func DeleteRowsWith(ctx context.Context, st storage.Store, prefix string, s *Sta
 		}
 		merged := add
 		if f.DV != "" {
-			old, err := loadDV(ctx, st, *f)
-			if err != nil {
-				return nil, err
+			known, ok := []int64(nil), false
+			if o.Known != nil {
+				known, ok = o.Known(*f)
 			}
-			merged = mergeOffsets(old.Offsets, add)
+			if !ok {
+				old, err := loadDV(ctx, st, *f)
+				if err != nil {
+					return nil, err
+				}
+				known = old.Offsets
+			}
+			merged = mergeOffsets(known, add)
 		}
 		if int64(len(merged)) == f.Deleted {
 			continue // nothing new
