@@ -103,21 +103,33 @@ func TestDeadRowsBounded(t *testing.T) {
 }
 
 // TestWriteReadBytesFlatInHistory pins that a keyed one-row update plus a
-// key lookup does not get dearer with the graph's write history under
-// inline compaction at the default thresholds: the bytes one write+read
-// allocates after lateAt writes stay within maxGrowth of those after
-// earlyAt. Each write moves a row into the small fragments compaction
-// merges, so anything whose cost follows the rows compaction has moved
-// (re-decoding the fragments it wrote, appending their rows to the image
-// again and marking the old ones dead) grows with the history. Bytes are
-// counted, not timed.
+// key lookup does not read more with the graph's write history under
+// inline compaction at the default thresholds. Each write moves a row
+// into the small fragments compaction merges, so the run a compaction
+// rewrites grows with the history (size-tiered under a bound of four
+// fragments); reading that run back from storage to rewrite it, and
+// decoding the fragments it wrote for the next read, made the bytes read
+// per write+read grow with it. Compaction now reads the run from the
+// fragment images the handle holds and keeps its output's images
+// (snapshot/moved.go), so what a write+read reads from storage after
+// lateAt writes stays within maxReadGrowth of what it read after earlyAt.
+// The bytes it allocates are bounded per write of history, not flat:
+// re-encoding the run and rewriting the loaded fragment's deletion vector
+// still follow the history (docs/performance.md, "Compaction keeps its
+// images").
+// Counted, not timed.
 func TestWriteReadBytesFlatInHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 3,000 writes")
 	}
-	const persons, earlyAt, lateAt, window, maxGrowth = 20_000, 300, 3_000, 100, 1.25
+	const persons, earlyAt, lateAt, window = 20_000, 300, 3_000, 100
+	// maxAllocPerWrite bounds the bytes a write+read allocates more per
+	// write of history: 82 B measured, 147 B before compaction kept its
+	// images (main 8a80fdc).
+	const maxReadGrowth, maxAllocPerWrite = 1.25, 110.0
 	ctx := context.Background()
-	g, err := Init(ctx, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
+	st := storage.NewCounting(storage.NewMem())
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,15 +151,19 @@ func TestWriteReadBytesFlatInHistory(t *testing.T) {
 			t.Fatalf("pk %s after its update: %v %v", name, res, err)
 		}
 	}
-	perOp := func(from int) float64 {
+	type cost struct{ read, alloc float64 }
+	perOp := func(from int) cost {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		c0 := st.Snapshot()
 		for i := range window {
 			step(from + i)
 		}
+		d := st.Snapshot().Sub(c0)
 		runtime.ReadMemStats(&after)
-		return float64(after.TotalAlloc-before.TotalAlloc) / window
+		read := d[storage.OpGet].Bytes + d[storage.OpGetRange].Bytes
+		return cost{float64(read) / window, float64(after.TotalAlloc-before.TotalAlloc) / window}
 	}
 	for i := range earlyAt {
 		step(i)
@@ -157,9 +173,14 @@ func TestWriteReadBytesFlatInHistory(t *testing.T) {
 		step(i)
 	}
 	late := perOp(lateAt)
-	t.Logf("write+read: %.0f B after %d writes, %.0f B after %d (%.2f×)", early, earlyAt, late, lateAt, late/early)
-	if late > early*maxGrowth {
-		t.Fatalf("a write+read allocates %.0f B after %d writes against %.0f B after %d: %.2f×, more than %.2f× — its cost grows with the write history",
-			late, lateAt, early, earlyAt, late/early, maxGrowth)
+	t.Logf("write+read after %d writes: %.0f B read, %.0f B allocated; after %d: %.0f B read (%.2f×), %.0f B allocated (%.2f×)",
+		earlyAt, early.read, early.alloc, lateAt, late.read, late.read/early.read, late.alloc, late.alloc/early.alloc)
+	if late.read > early.read*maxReadGrowth {
+		t.Errorf("a write+read reads %.0f B after %d writes against %.0f B after %d: %.2f×, more than %.2f× — it reads what compaction moved",
+			late.read, lateAt, early.read, earlyAt, late.read/early.read, maxReadGrowth)
+	}
+	if grow := (late.alloc - early.alloc) / (lateAt - earlyAt); grow > maxAllocPerWrite {
+		t.Errorf("a write+read allocates %.0f B after %d writes against %.0f B after %d: %.0f B more per write of history, more than %.0f",
+			late.alloc, lateAt, early.alloc, earlyAt, grow, maxAllocPerWrite)
 	}
 }

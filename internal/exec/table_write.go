@@ -63,7 +63,7 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 			offs, err := snap.DeletedOffsets(ctx, f)
 			return offs, err == nil
 		}
-		if st, err = table.DeleteRowsWith(ctx, g.st, prefix, st, w.hide, table.DeleteOptions{InlineBytes: g.inlineDV, Known: known}); err != nil {
+		if st, err = table.DeleteRowsWith(ctx, g.st, prefix, st, w.hide, table.DeleteOptions{InlineBytes: g.inlineDV, Known: known, Wrote: snap.SeedDeletedOffsets}); err != nil {
 			return "", fmt.Errorf("exec: %s: %w", w.tk, err)
 		}
 	}

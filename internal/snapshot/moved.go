@@ -108,3 +108,20 @@ func (s *Snapshot) SeedFragmentImage(tk string, f table.Fragment, d *Rows) {
 	props := len(d.Cols)
 	s.l.cache.Add(key, d, imageSize(len(d.IDs), props, d.Src != nil))
 }
+
+// SeedDeletedOffsets caches offsets as the decoded deletion vector of f (a
+// vector just written with exactly these sorted offsets), so that the
+// next read of f's state does not read it back.
+// INVARIANT: the key is the one deletionVector caches under
+// (TestCompactedImageMatchesDecode reads every seeded vector's state
+// against a decode).
+func (s *Snapshot) SeedDeletedOffsets(f table.Fragment, offsets []int64) {
+	if f.DV == "" {
+		return
+	}
+	key := dvListKey(f.DV)
+	if _, ok := s.l.cache.Get(key); ok {
+		return
+	}
+	s.l.cache.Add(key, table.DeletionVector{Rows: f.Rows, Offsets: offsets}, int64(len(offsets))*8+128)
+}

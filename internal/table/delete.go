@@ -39,6 +39,10 @@ type DeleteOptions struct {
 	// already, so that the vector is not read again; ok false reads it. The
 	// slice is not modified.
 	Known func(f Fragment) (offsets []int64, ok bool)
+	// Wrote, when set, is told each new vector written, with its sorted
+	// offsets (the slice is not modified afterwards), so that the caller
+	// can keep them instead of reading the vector back.
+	Wrote func(f Fragment, offsets []int64)
 }
 
 // DeleteRowsWith is DeleteRows with options.
@@ -92,6 +96,9 @@ func DeleteRowsWith(ctx context.Context, st storage.Store, prefix string, s *Sta
 			return nil, err
 		}
 		f.DV, f.Deleted = dvKey, int64(len(merged))
+		if o.Wrote != nil {
+			o.Wrote(*f, merged)
+		}
 	}
 	kept := frags[:0]
 	for _, f := range frags {
