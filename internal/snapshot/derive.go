@@ -102,6 +102,8 @@ func extendImage(old *Rows, ors *rowSpace, fs *Layout, props []*schema.Property,
 	kept := make([]int, len(fs.keys))  // old part index, -1 for a new one, movedPart for a moved one
 	var at [][]int32                   // image rows of each moved fragment
 	tails := make([]int, len(fs.keys)) // rows of a moved fragment appended (its last ones)
+	var kill []int32                   // old live rows a compaction dropped
+	runLeft := map[string]int{}        // old rows of a mapped run no chunk took yet, by its first source
 	var mv moveState
 	last, fresh, appended := -1, false, 0
 	for i, k := range fs.keys {
@@ -113,8 +115,12 @@ func extendImage(old *Rows, ors *rowSpace, fs *Layout, props []*schema.Property,
 						at = make([][]int32, len(fs.keys))
 					}
 					kept[i], at[i], last, tails[i] = movedPart, rows, lastSrc, tail
-					for _, key := range mv.keys[:mv.inOld] {
-						moved[oldPart[key]] = true
+					runLeft[mv.keys[0]] = len(mv.rows) - mv.next
+					if fr := fs.parts[i].from; fr.first == 0 {
+						for _, key := range mv.keys[:mv.inOld] {
+							moved[oldPart[key]] = true
+						}
+						kill = append(kill, mv.kill...)
 					}
 					if tail > 0 {
 						// Its last rows are new to the image: appended, so
@@ -123,6 +129,11 @@ func extendImage(old *Rows, ors *rowSpace, fs *Layout, props []*schema.Property,
 					}
 					continue
 				}
+			}
+			if fr := fs.parts[i].from; fr != nil && runLeft[fr.keys[0]] > 0 {
+				// Another chunk of a run mapped onto old rows, some of
+				// which would then be in the image twice.
+				return nil, rowSpace{}, false
 			}
 			kept[i], fresh = -1, true
 			appended += len(fs.parts[i].IDs) - len(fs.dels[i])
@@ -138,10 +149,18 @@ func extendImage(old *Rows, ors *rowSpace, fs *Layout, props []*schema.Property,
 	if last < 0 {
 		return nil, rowSpace{}, false // nothing kept: assembling costs the same
 	}
+	for _, left := range runLeft {
+		if left > 0 {
+			return nil, rowSpace{}, false // a run's old rows not all taken
+		}
+	}
 	n := len(old.IDs)
 	total := n + appended
 	dead := newDeadBits(total)
 	copy(dead, ors.dead)
+	for _, r := range kill {
+		dead.set(int(r))
+	}
 	keptOld := moved
 	for i, j := range kept {
 		if j == movedPart {
@@ -298,11 +317,12 @@ type moveState struct {
 	inOld int      // how many of them (a prefix) the old image holds
 	rows  []int32  // the live image rows of those, in order
 	next  int      // first run row of the next chunk
+	kill  []int32  // live rows of the old image the run dropped
 }
 
 // place returns the image rows of fragment image d if its rows were moved
 // by a compaction from fragments of which a prefix is in the old image
-// (row space ors, n rows) with the same deletion vectors, after the
+// (row space ors, n rows), every row it kept live there, after the
 // fragments up to last; the rest of the run's fragments are newer than the
 // old image, and their rows (tail, d's last ones) are to be appended at
 // image rows from appendAt on. It also returns the last old fragment the
@@ -321,32 +341,37 @@ func (m *moveState) place(d *Rows, oldPart map[string]int, ors *rowSpace, n, las
 		*m = moveState{} // earlier runs' rows are in use
 		ofs, opl := ors.layout, ors.place
 		prev := last
+		var kill []int32
 		for k, key := range fr.keys {
 			j, ok := oldPart[key]
 			if !ok {
 				break // this one and those after it are newer than the image
 			}
-			if j <= prev || ofs.dvs[j] != fr.dvs[k] {
+			if j <= prev {
 				return nil, 0, 0, false
 			}
 			prev = j
-			live := len(ofs.parts[j].IDs) - len(ofs.dels[j])
-			before := len(m.rows)
-			if opl.at != nil && opl.at[j] != nil {
-				for _, r := range opl.at[j] {
-					if !ors.dead.has(int(r)) {
-						m.rows = append(m.rows, r)
-					}
+			// The compaction kept the offsets its deletion vector did not
+			// hide; each must be a live row of the old image. A row the
+			// old image has alive but the compaction dropped (the write
+			// before it deleted it) dies in the new image.
+			gone := fr.dels[k]
+			for off := range len(ofs.parts[j].IDs) {
+				r, present := opl.row(j, int32(off))
+				alive := present && !ors.dead.has(r)
+				drop := len(gone) > 0 && gone[0] == int64(off)
+				if drop {
+					gone = gone[1:]
 				}
-			} else {
-				for r := opl.start[j]; r < opl.start[j]+opl.count[j] && r < n; r++ {
-					if !ors.dead.has(r) {
-						m.rows = append(m.rows, int32(r))
-					}
+				switch {
+				case drop && alive:
+					kill = append(kill, int32(r))
+				case drop:
+				case !alive:
+					return nil, 0, 0, false // kept by the compaction, not live in the image
+				default:
+					m.rows = append(m.rows, int32(r))
 				}
-			}
-			if len(m.rows)-before != live {
-				return nil, 0, 0, false
 			}
 			m.inOld = k + 1
 		}
@@ -358,7 +383,7 @@ func (m *moveState) place(d *Rows, oldPart map[string]int, ors *rowSpace, n, las
 		if m.inOld == 0 {
 			return nil, 0, 0, false // nothing to map onto: append it as new
 		}
-		m.keys = fr.keys
+		m.keys, m.kill = fr.keys, kill
 	}
 	hi := fr.first + len(d.IDs)
 	if fr.first != m.next {

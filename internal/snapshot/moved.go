@@ -26,20 +26,22 @@ import (
 
 // movedFrom says that the rows of a fragment image are live rows
 // [first, first+len) of the concatenation, in order, of the live rows of
-// fragments keys under deletion vectors dvs (the run a compaction
+// fragments keys without the sorted offsets dels (the run a compaction
 // rewrote, as it stood then).
 type movedFrom struct {
-	keys, dvs []string
-	first     int
+	keys  []string
+	dels  [][]int64
+	first int
 }
 
 // RunRows are the live rows of a run of fragments of one table, in state
 // order, read from the fragments' images.
 type RunRows struct {
-	rows      *Rows
-	keys, dvs []string
-	props     []*schema.Property
-	edge      bool
+	rows  *Rows
+	keys  []string
+	dels  [][]int64
+	props []*schema.Property
+	edge  bool
 }
 
 // RunRows reads the live rows of run (consecutive fragments of table tk's
@@ -53,7 +55,7 @@ func (s *Snapshot) RunRows(ctx context.Context, tk string, run []table.Fragment)
 	parts := make([]*Rows, len(run))
 	dels := make([][]int64, len(run))
 	n := 0
-	out := &RunRows{keys: make([]string, len(run)), dvs: make([]string, len(run)), props: props, edge: edge}
+	out := &RunRows{keys: make([]string, len(run)), dels: dels, props: props, edge: edge}
 	for i, f := range run {
 		if parts[i], err = s.FragmentImage(ctx, tk, st, f, props, edge); err != nil {
 			return nil, err
@@ -65,7 +67,7 @@ func (s *Snapshot) RunRows(ctx context.Context, tk string, run []table.Fragment)
 		if dels[i], err = s.DeletedOffsets(ctx, f); err != nil {
 			return nil, err
 		}
-		out.keys[i], out.dvs[i] = f.Key, f.DV
+		out.keys[i] = f.Key
 		n += len(parts[i].IDs) - len(dels[i])
 	}
 	out.rows = newRows(n, props, edge)
@@ -86,7 +88,7 @@ func (r *RunRows) Props() []*schema.Property { return r.props }
 // shares the run's arrays (both are immutable).
 func (r *RunRows) Slice(lo, hi int) *Rows {
 	d := &Rows{IDs: r.rows.IDs[lo:hi:hi], Cols: make(map[string][]any, len(r.props)),
-		from: &movedFrom{keys: r.keys, dvs: r.dvs, first: lo}}
+		from: &movedFrom{keys: r.keys, dels: r.dels, first: lo}}
 	if r.edge {
 		d.Src, d.Dst = r.rows.Src[lo:hi:hi], r.rows.Dst[lo:hi:hi]
 	}
@@ -125,3 +127,24 @@ func (s *Snapshot) SeedDeletedOffsets(f table.Fragment, offsets []int64) {
 	}
 	s.l.cache.Add(key, table.DeletionVector{Rows: f.Rows, Offsets: offsets}, int64(len(offsets))*8+128)
 }
+
+// movedParts is the number of fragments of the image placed on rows a
+// compaction moved (placement.at).
+func (rs *rowSpace) movedParts() int {
+	n := 0
+	if rs.place != nil {
+		for _, a := range rs.place.at {
+			if a != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// MovedParts reports how many fragments of the image sit on the rows an
+// older image held for the run a compaction replaced by them (tests).
+func (t *NodeTable) MovedParts() int { return t.movedParts() }
+
+// MovedParts: see NodeTable.MovedParts.
+func (t *EdgeTable) MovedParts() int { return t.movedParts() }
