@@ -23,27 +23,7 @@ func TestPointWriteReadBytesFlat(t *testing.T) {
 	}
 	const smallN, bigN, ops, maxBytesPerRow = 5_000, 40_000, 40, 4.0
 	perOp := func(n int) float64 {
-		ctx := context.Background()
-		g, err := Init(ctx, storage.NewMem(), "test.pg", engSchema, "tester", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var bulk strings.Builder
-		for i := range n {
-			fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)
-		}
-		appendJSONL(t, g, bulk.String())
-		set, pk := engPlan(t, g, "set_age"), headPlan(t, g, `query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }`, "pk")
-		step := func(i int) {
-			name := fmt.Sprintf("n%d", (i*7919)%n)
-			if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": name, "age": i % 90}, MutateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			res, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": name})
-			if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(i%90) {
-				t.Fatalf("pk %s after its update: %v %v", name, res, err)
-			}
-		}
+		step := updateAndRead(t, storage.NewMem(), n)
 		// Warm: the first reads are partial (snapshot.partialBeforeImages),
 		// then one assembles the image; later ones derive.
 		for i := range 16 {
@@ -124,33 +104,13 @@ func TestWriteReadBytesFlatInHistory(t *testing.T) {
 	}
 	const persons, earlyAt, lateAt, window = 20_000, 300, 3_000, 100
 	// maxAllocPerWrite bounds the bytes a write+read allocates more per
-	// write of history: 82 B measured, 147 B before compaction kept its
+	// write of history: 78–82 B measured, 147 B before compaction kept its
 	// images (main 8a80fdc).
 	const maxReadGrowth, maxAllocPerWrite = 1.25, 110.0
-	ctx := context.Background()
 	st := storage.NewCounting(storage.NewMem())
-	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bulk strings.Builder
-	for i := range persons {
-		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)
-	}
-	appendJSONL(t, g, bulk.String())
-	set, pk := engPlan(t, g, "set_age"), headPlan(t, g, `query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }`, "pk")
-	step := func(i int) {
-		// Distinct rows: every write moves one more row of the loaded
-		// fragment into the written ones.
-		name := fmt.Sprintf("n%d", (i*7919)%persons)
-		if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": name, "age": i % 90}, MutateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		res, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": name})
-		if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(i%90) {
-			t.Fatalf("pk %s after its update: %v %v", name, res, err)
-		}
-	}
+	// Distinct rows: every write moves one more row of the loaded
+	// fragment into the written ones.
+	step := updateAndRead(t, st, persons)
 	type cost struct{ read, alloc float64 }
 	perOp := func(from int) cost {
 		runtime.GC()
@@ -182,5 +142,33 @@ func TestWriteReadBytesFlatInHistory(t *testing.T) {
 	if grow := (late.alloc - early.alloc) / (lateAt - earlyAt); grow > maxAllocPerWrite {
 		t.Errorf("a write+read allocates %.0f B after %d writes against %.0f B after %d: %.0f B more per write of history, more than %.0f",
 			late.alloc, lateAt, early.alloc, earlyAt, grow, maxAllocPerWrite)
+	}
+}
+
+// updateAndRead loads n Person rows into a new graph on st and returns a
+// step that updates the age of row (i*7919) mod n (distinct rows for the
+// first n steps) and reads it back by key, failing on a wrong answer.
+func updateAndRead(t *testing.T, st storage.Store, n int) func(i int) {
+	t.Helper()
+	ctx := context.Background()
+	g, err := Init(ctx, st, "test.pg", engSchema, "tester", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bulk strings.Builder
+	for i := range n {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i%90)
+	}
+	appendJSONL(t, g, bulk.String())
+	set, pk := engPlan(t, g, "set_age"), headPlan(t, g, `query pk($n: String) { match { $p: Person { name: $n } } return { $p.age } }`, "pk")
+	return func(i int) {
+		name := fmt.Sprintf("n%d", (i*7919)%n)
+		if _, err := g.Mutate(ctx, "main", set, map[string]any{"name": name, "age": i % 90}, MutateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := g.Query(ctx, Target{}, pk, map[string]any{"n": name})
+		if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(i%90) {
+			t.Fatalf("pk %s after its update: %v %v", name, res, err)
+		}
 	}
 }

@@ -18,13 +18,20 @@ import (
 //   - every fragment both layouts hold keeps its image rows; the rows
 //     its new deletion vector hides are marked dead (the old image's
 //     dead bitmap is copied, n/8 bytes, and the fragment's bits redone);
+//   - a fragment a compaction of this handle wrote (its image knows the
+//     run it came from, moved.go) is mapped onto the live rows the old
+//     image holds for that run, in order (placement.at): nothing is
+//     appended for them, and rows of the run the compaction dropped (hidden
+//     by the write before it) are marked dead; rows of the run's newest
+//     fragments, which the old image never held, are appended;
 //   - the rows of a fragment the new layout no longer holds are marked
-//     dead (a compaction rewrote them into a new fragment);
+//     dead (a compaction without lineage rewrote them);
 //   - the live rows of the fragments only the new layout holds are
 //     appended, in state order.
 //
-// Live rows stay in state order as long as the kept fragments are in the
-// same order in both layouts and every new fragment comes after them;
+// Live rows stay in state order as long as the kept fragments (a moved
+// fragment standing where its run stood) are in the same order in both
+// layouts and every new fragment comes after them;
 // anything else (and a row a kept fragment brings back, which only a
 // branch switch does) assembles the image from its fragments. So does a
 // derivation whose dead rows would pass a quarter of the image: the dense
@@ -39,7 +46,8 @@ import (
 //
 // TestDerivedImageMatchesAssembly compares derived images with from-scratch
 // decodes across inserts, compactions, updates, deletes, branches and
-// schema applies.
+// schema applies; TestCompactedImageMatchesDecode does so for moved
+// fragments, with time travel across compactions.
 
 // growToken guards the backing capacity past one image's length: only the
 // derivation that claims it may write there.
