@@ -40,8 +40,8 @@ func imageColumns(ts table.Schema, props []*schema.Property, edge bool) bool {
 // is false (nothing written) when the table has columns images do not
 // hold.
 func (g *Graph) rewriteRunImages(ctx context.Context, snap *snapshot.Snapshot, tk, prefix string, s *table.State, run []table.Fragment) ([]table.Fragment, []index.FragmentIDs, bool, error) {
-	_, name := snapshot.SplitKey(tk)
-	edge := tk == snapshot.EdgeKey(name)
+	kind, _ := snapshot.SplitKey(tk)
+	edge := kind == "edge"
 	rr, err := snap.RunRows(ctx, tk, run)
 	if err != nil {
 		return nil, nil, false, err
