@@ -301,7 +301,10 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 			frags = append(frags, sg.frags...)
 			continue
 		}
-		nf, ids, err := g.rewriteRun(ctx, prefix, s, sg.frags)
+		nf, ids, ok, err := g.rewriteRunImages(ctx, snap, tk, prefix, s, sg.frags)
+		if err == nil && !ok {
+			nf, ids, err = g.rewriteRun(ctx, prefix, s, sg.frags)
+		}
 		if err != nil {
 			return out, err
 		}

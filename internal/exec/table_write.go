@@ -57,7 +57,13 @@ func (g *Graph) writeTable(ctx context.Context, snap *snapshot.Snapshot, w table
 	} else if len(w.hide) > 0 {
 		// Small vectors ride inline in the state (format 4): one object
 		// fewer per write that hides rows of a fragment keeping others.
-		if st, err = table.DeleteRowsWith(ctx, g.st, prefix, st, w.hide, table.DeleteOptions{InlineBytes: g.inlineDV}); err != nil {
+		// The vectors being extended are those the snapshot's layout
+		// decoded (cached by key): not read and decoded again.
+		known := func(f table.Fragment) ([]int64, bool) {
+			offs, err := snap.DeletedOffsets(ctx, f)
+			return offs, err == nil
+		}
+		if st, err = table.DeleteRowsWith(ctx, g.st, prefix, st, w.hide, table.DeleteOptions{InlineBytes: g.inlineDV, Known: known, Wrote: snap.SeedDeletedOffsets}); err != nil {
 			return "", fmt.Errorf("exec: %s: %w", w.tk, err)
 		}
 	}

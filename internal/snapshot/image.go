@@ -33,6 +33,10 @@ type Rows struct {
 	byID      map[string]int32
 	canonOnce sync.Once
 	canon     bool
+
+	// from is set on the image of a fragment a compaction wrote from
+	// cached fragment images (moved.go): where its rows came from.
+	from *movedFrom
 }
 
 // newRows returns empty Rows with room for n rows of props (and of the

@@ -198,10 +198,13 @@ func (s *Snapshot) buildFragSet(ctx context.Context, tk string, st *table.State,
 	return fs, nil
 }
 
+// dvListKey names the cached decoding of deletion vector dv.
+func dvListKey(dv string) string { return "exec/dvlist/" + dv }
+
 // deletionVector reads (cached by its immutable key, checked against f by
 // table.LoadDeletionVector) the sorted deleted offsets of fragment f.
 func (s *Snapshot) deletionVector(ctx context.Context, f table.Fragment) ([]int64, error) {
-	v, err := s.l.cache.GetOrLoad(ctx, "exec/dvlist/"+f.DV, func(ctx context.Context) (any, int64, error) {
+	v, err := s.l.cache.GetOrLoad(ctx, dvListKey(f.DV), func(ctx context.Context) (any, int64, error) {
 		dv, err := table.LoadDeletionVector(ctx, s.l.st, f)
 		if err != nil {
 			return nil, 0, err

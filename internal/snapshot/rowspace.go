@@ -19,7 +19,11 @@ import (
 // A placement says where each fragment of the image's layout sits: the
 // fragment's present offsets (every offset but the sorted skip list, the
 // rows already deleted when its rows were copied) occupy count
-// consecutive rows from start, in offset order.
+// consecutive rows from start, in offset order — or, for a fragment a
+// compaction wrote from rows the image already held (derive.go, "moved
+// rows"), offset o sits at row at[o], every offset present, the rows
+// ascending but not consecutive (the dead rows of the fragments it
+// replaced lie between them).
 
 // placement maps each fragment of a layout (same indexes as Layout.parts)
 // to its rows in an image.
@@ -27,6 +31,9 @@ type placement struct {
 	start []int     // image row of the fragment's first present offset
 	skip  [][]int64 // sorted offsets not present in the image (nil: none)
 	count []int     // present offsets
+	// at maps every offset of a moved fragment to its image row (nil per
+	// fragment otherwise, and nil when no fragment is moved).
+	at [][]int32
 }
 
 // densePlacement is the placement of an image holding exactly the live
@@ -42,6 +49,9 @@ func densePlacement(fs *Layout) *placement {
 // row returns the image row of offset off of fragment part; ok is false
 // when the offset is not present in the image.
 func (pl *placement) row(part int, off int32) (int, bool) {
+	if pl.at != nil && pl.at[part] != nil {
+		return int(pl.at[part][off]), true
+	}
 	before, gone := slices.BinarySearch(pl.skip[part], int64(off))
 	if gone {
 		return 0, false

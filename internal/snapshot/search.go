@@ -23,11 +23,18 @@ type FragPos struct {
 	start int     // image row of the fragment's first present offset
 	skip  []int64 // sorted offsets the image does not hold (⊆ dels)
 	dels  []int64 // sorted deleted offsets
+	at    []int32 // offset → image row of a moved fragment (rowspace.go); nil otherwise
 }
 
 // ImageRow maps a fragment offset to its image row; ok is false for a
 // deleted row.
 func (p *FragPos) ImageRow(off int32) (int32, bool) {
+	if p.at != nil {
+		if _, gone := slices.BinarySearch(p.dels, int64(off)); gone {
+			return 0, false
+		}
+		return p.at[off], true
+	}
 	if len(p.dels) == 0 {
 		return int32(p.start) + off, true
 	}
@@ -152,7 +159,11 @@ func fragIndexes[X interface{ Size() int64 }](ctx context.Context, s *Snapshot, 
 		if err != nil {
 			return err
 		}
-		emit(FragPos{start: t.place.start[i], skip: t.place.skip[i], dels: fs.dels[i]}, v.(X), stored)
+		pos := FragPos{start: t.place.start[i], skip: t.place.skip[i], dels: fs.dels[i]}
+		if t.place.at != nil {
+			pos.at = t.place.at[i]
+		}
+		emit(pos, v.(X), stored)
 	}
 	return nil
 }

@@ -34,6 +34,15 @@ type DeleteOptions struct {
 	// instead of writing it as an object. 0 writes objects only, as every
 	// build before format 4 did.
 	InlineBytes int
+	// Known, when set, returns the sorted offsets fragment f's current
+	// deletion vector holds, if the caller has them decoded (and verified)
+	// already, so that the vector is not read again; ok false reads it. The
+	// slice is not modified.
+	Known func(f Fragment) (offsets []int64, ok bool)
+	// Wrote, when set, is told each new vector written, with its sorted
+	// offsets (the slice is not modified afterwards), so that the caller
+	// can keep them instead of reading the vector back.
+	Wrote func(f Fragment, offsets []int64)
 }
 
 // DeleteRowsWith is DeleteRows with options.
@@ -62,11 +71,18 @@ func DeleteRowsWith(ctx context.Context, st storage.Store, prefix string, s *Sta
 		}
 		merged := add
 		if f.DV != "" {
-			old, err := loadDV(ctx, st, *f)
-			if err != nil {
-				return nil, err
+			known, ok := []int64(nil), false
+			if o.Known != nil {
+				known, ok = o.Known(*f)
 			}
-			merged = mergeOffsets(old.Offsets, add)
+			if !ok {
+				old, err := loadDV(ctx, st, *f)
+				if err != nil {
+					return nil, err
+				}
+				known = old.Offsets
+			}
+			merged = mergeOffsets(known, add)
 		}
 		if int64(len(merged)) == f.Deleted {
 			continue // nothing new
@@ -80,6 +96,9 @@ func DeleteRowsWith(ctx context.Context, st storage.Store, prefix string, s *Sta
 			return nil, err
 		}
 		f.DV, f.Deleted = dvKey, int64(len(merged))
+		if o.Wrote != nil {
+			o.Wrote(*f, merged)
+		}
 	}
 	kept := frags[:0]
 	for _, f := range frags {
