@@ -85,7 +85,9 @@ func (p *lineParser) unexpected(what string) error {
 }
 
 func (p *lineParser) skipSpace() {
-	for p.i < len(p.b) {
+	// One comparison for the usual case, a non-space byte (every byte a
+	// JSON space is ≤ ' '; compact lines have none).
+	for p.i < len(p.b) && p.b[p.i] <= ' ' {
 		switch p.b[p.i] {
 		case ' ', '\t', '\r', '\n':
 			p.i++
