@@ -85,7 +85,9 @@ func (p *lineParser) unexpected(what string) error {
 }
 
 func (p *lineParser) skipSpace() {
-	for p.i < len(p.b) {
+	// One comparison for the usual case, a non-space byte (every byte a
+	// JSON space is ≤ ' '; compact lines have none).
+	for p.i < len(p.b) && p.b[p.i] <= ' ' {
 		switch p.b[p.i] {
 		case ' ', '\t', '\r', '\n':
 			p.i++
@@ -429,11 +431,13 @@ func (p *lineParser) numberView() (string, error) {
 // str.
 func (p *lineParser) aliasStr() (s string, view bool, err error) {
 	start := p.i
+	var high byte // OR of the bytes: ASCII (high < 0x80) is valid UTF-8
 	for i := start; i < len(p.b); i++ {
 		c := p.b[i]
+		high |= c
 		if c == '"' {
 			b := p.b[start:i]
-			if !utf8.Valid(b) {
+			if high >= utf8.RuneSelf && !utf8.Valid(b) {
 				break // str reports (or repairs) it
 			}
 			p.i = i + 1
@@ -454,13 +458,15 @@ func (p *lineParser) aliasStr() (s string, view bool, err error) {
 // surrogates become U+FFFD, as with encoding/json.
 func (p *lineParser) str() (string, error) {
 	start := p.i
-	// Fast path: no escapes.
+	// Fast path: no escapes (and no UTF-8 check for ASCII, as aliasStr).
+	var high byte
 	for p.i < len(p.b) {
 		c := p.b[p.i]
+		high |= c
 		if c == '"' {
 			s := p.b[start:p.i]
 			p.i++
-			if !utf8.Valid(s) {
+			if high >= utf8.RuneSelf && !utf8.Valid(s) {
 				if p.strictText {
 					return "", p.badText("invalid UTF-8 in string")
 				}

@@ -92,15 +92,21 @@ func (g *loadIDs) fill(b []byte) {
 }
 
 // text writes the id of the current entropy to b: the encoded timestamp,
-// then the 80 bits five at a time, most significant first.
+// then the 80 bits five at a time, most significant first. Each character
+// is read from lo or hi at its own shift (bits 0–59 from lo, 60–64 across
+// both, 65–79 from hi), not by shifting the 80 bits down one character
+// after another: sixteen independent lookups instead of a chain.
 func (g *loadIDs) text(b []byte) {
+	b = b[:ulid.EncodedSize]
 	copy(b[:10], g.head[:])
 	hi, lo := g.hi, g.lo
-	for i := ulid.EncodedSize - 1; i >= 10; i-- {
-		b[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
+	for k := range 12 {
+		b[25-k] = crockford[(lo>>(5*k))&31]
 	}
+	b[13] = crockford[(lo>>60|hi<<4)&31]
+	b[12] = crockford[(hi>>1)&31]
+	b[11] = crockford[(hi>>6)&31]
+	b[10] = crockford[(hi>>11)&31]
 }
 
 // fresh starts millisecond ms: new random entropy, its timestamp encoded.

@@ -108,6 +108,17 @@ func (h *fidxHeader) section(k Section) *fidxSection {
 	return nil
 }
 
+// column is the name of the column section k sorts.
+func (k Section) column() string {
+	switch k {
+	case SectionSrc:
+		return "src"
+	case SectionDst:
+		return "dst"
+	}
+	return KeyColumn
+}
+
 // indexedSections returns the sections a fragment of schema gets (nil: the
 // table has no id column and no index).
 func indexedSections(schema Schema) []Section {
@@ -143,6 +154,21 @@ var fidxWriteVersion byte = fidxVersion
 // the keys: a section is its rows in key order ([]int32, nothing for the
 // collector to scan), and blocks read the strings from the columns.
 func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
+	b, _ := encodeFragmentIndexSorted(schema, rec)
+	return b
+}
+
+// fidxSorted is a column an index section sorted, with its least and
+// greatest values (the keys of the section's first and last rows).
+type fidxSorted struct {
+	col    int
+	lo, hi string
+}
+
+// encodeFragmentIndexSorted is encodeFragmentIndex that also returns the
+// bounds of the columns its sections sorted, which the fragment's
+// statistics take instead of comparing every row again (fragmentStats).
+func encodeFragmentIndexSorted(schema Schema, rec arrow.RecordBatch) ([]byte, []fidxSorted) {
 	version := fidxWriteVersion
 	secs := indexedSections(schema)
 	n := int(rec.NumRows())
@@ -161,8 +187,14 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	per := fidxRowsPerBlock(version)
 	var scratch fidxScratch
 	sorted := make([][]int32, len(secs))
-	for si := range secs {
-		sorted[si] = scratch.sortRows(cols[si].key, n)
+	bounds := make([]fidxSorted, 0, len(secs))
+	for si, k := range secs {
+		rows := scratch.sortRows(cols[si].key, n)
+		sorted[si] = rows
+		if n > 0 {
+			bounds = append(bounds, fidxSorted{col: schema.Index(k.column()),
+				lo: cols[si].key.Value(int(rows[0])), hi: cols[si].key.Value(int(rows[n-1]))})
+		}
 	}
 
 	headLen := fidxHeadFix + fidxSecBytes*len(secs) + 4
@@ -175,35 +207,18 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 		h := &hdr[si]
 		keys := cols[si].key
 		h.kind, h.entries = secs[si], uint32(len(rows))
-		// Bloom filter.
+		// Bloom filter: its units (block, CRC) take their place in the
+		// object now and are filled once the blocks below, which read
+		// every key anyway, have added the keys (one pass over a
+		// section's keys, not two).
 		h.bloomBlocks = uint32(max(1, (len(rows)*fidxBitsPerKey+511)/512))
 		h.bloomOff = int64(len(out))
-		// The filter is built in place: its units (block, CRC) are laid
-		// out in the object, the CRCs written once every key is in.
-		bloomAt := len(out)
 		out = append(out, make([]byte, int(h.bloomBlocks)*fidxBloomUnit)...)
-		bloom := out[bloomAt:]
-		prev := ""
-		for i, r := range rows {
-			k := keys.Value(int(r))
-			if i > 0 && prev == k {
-				continue
-			}
-			prev = k
-			blk, bits := bloomBits(k, h.bloomBlocks)
-			b := bloom[blk*fidxBloomUnit : blk*fidxBloomUnit+fidxBloomBlock]
-			for _, bit := range bits {
-				b[bit/8] |= 1 << (bit % 8)
-			}
-		}
-		for blk := 0; blk < int(h.bloomBlocks); blk++ {
-			u := bloom[blk*fidxBloomUnit : (blk+1)*fidxBloomUnit]
-			binary.LittleEndian.PutUint32(u[fidxBloomBlock:], crc32Castagnoli(u[:fidxBloomBlock]))
-		}
+		scratch.bloom.reset(h.bloomBlocks)
 		// Blocks, then the directory naming them.
 		dir := scratch.dir[:0]
 		dir = binary.AppendUvarint(dir, uint64((len(rows)+per-1)/per))
-		prev = ""
+		prev := ""
 		for lo := 0; lo < len(rows); lo += per {
 			off := len(out)
 			out = scratch.appendBlock(out, cols[si], rows[lo:min(lo+per, len(rows))], version >= 2)
@@ -212,6 +227,12 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(out)-off))
 			prev = k
+		}
+		bloom := out[h.bloomOff : h.bloomOff+int64(h.bloomBlocks)*fidxBloomUnit]
+		copy(bloom, scratch.bloom.finish())
+		for blk := 0; blk < int(h.bloomBlocks); blk++ {
+			u := bloom[blk*fidxBloomUnit : (blk+1)*fidxBloomUnit]
+			binary.LittleEndian.PutUint32(u[fidxBloomBlock:], crc32Castagnoli(u[:fidxBloomBlock]))
 		}
 		dir = binary.LittleEndian.AppendUint32(dir, crc32Castagnoli(dir))
 		h.dirOff, h.dirLen = int64(len(out)), int64(len(dir))
@@ -237,7 +258,7 @@ func encodeFragmentIndex(schema Schema, rec arrow.RecordBatch) []byte {
 	if len(head) != headLen {
 		panic("table: fragment index header size") // a bug: the layout above is fixed
 	}
-	return out
+	return out, bounds
 }
 
 // idEqualColumns returns the bitmask of the first 64 columns that are
@@ -275,8 +296,9 @@ type fidxColumns struct {
 // fidxScratch holds the buffers encodeFragmentIndex reuses from block to
 // block and section to section.
 type fidxScratch struct {
-	raw, plain, delta, dir []byte
-	ords, tmp              []fidxOrd
+	raw, dir  []byte
+	ords, tmp []fidxOrd
+	bloom     fidxBloom
 }
 
 // fidxRowsPerBlock is how many entries a block of version holds (the
@@ -306,9 +328,9 @@ func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, pac
 	if !packed {
 		b = binary.AppendUvarint(b, uint64(len(rows)))
 		prev := ""
-		for _, r := range rows {
+		for i, r := range rows {
 			k := cols.key.Value(int(r))
-			b = appendPrefixed(b, prev, k)
+			b = sc.appendKey(b, i, prev, k)
 			b = binary.AppendUvarint(b, uint64(r))
 			if far {
 				f := cols.far.Value(int(r))
@@ -321,24 +343,32 @@ func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, pac
 	}
 	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(rows)))
 	prev := ""
-	for _, r := range rows {
+	for i, r := range rows {
 		k := cols.key.Value(int(r))
-		raw = appendPrefixed(raw, prev, k)
+		raw = sc.appendKey(raw, i, prev, k)
 		prev = k
 	}
-	plain, delta := sc.plain[:0], sc.delta[:0]
+	// The offsets go plain or as deltas, whichever is smaller: measured
+	// first, then written once.
+	plainLen, deltaLen := 0, 0
 	last := int64(0)
 	for _, r := range rows {
-		plain = binary.AppendUvarint(plain, uint64(r))
-		delta = binary.AppendVarint(delta, int64(r)-last)
+		plainLen += uvarintLen(uint64(r))
+		deltaLen += uvarintLen(zigzag(int64(r) - last))
 		last = int64(r)
 	}
 	flags := byte(0)
-	if len(delta) < len(plain) {
+	if deltaLen < plainLen {
 		flags |= fidxDeltaOffsets
-		raw = append(raw, delta...)
+		last = 0
+		for _, r := range rows {
+			raw = binary.AppendVarint(raw, int64(r)-last)
+			last = int64(r)
+		}
 	} else {
-		raw = append(raw, plain...)
+		for _, r := range rows {
+			raw = binary.AppendUvarint(raw, uint64(r))
+		}
 	}
 	if far {
 		for _, r := range rows {
@@ -347,11 +377,32 @@ func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, pac
 			raw = append(raw, f...)
 		}
 	}
-	sc.raw, sc.plain, sc.delta = raw, plain, delta
+	sc.raw = raw
 	b = append(b, flags)
 	b = fidxEncoder().EncodeAll(raw, b)
 	return binary.LittleEndian.AppendUint32(b, crc32Castagnoli(b[start:]))
 }
+
+// appendKey appends the i-th key k of a block coded against the previous
+// one (appendPrefixed) and adds it to the section's Bloom filter unless
+// it repeats prev (an adjacency section's node, once per edge; adding it
+// again would set the same bits). The prefix comparison the coding needs
+// tells equal keys apart, so no second comparison is made.
+func (sc *fidxScratch) appendKey(b []byte, i int, prev, k string) []byte {
+	p := commonPrefix(prev, k)
+	if i == 0 || p != len(k) || p != len(prev) {
+		sc.bloom.add(k)
+	}
+	b = binary.AppendUvarint(b, uint64(p))
+	b = binary.AppendUvarint(b, uint64(len(k)-p))
+	return append(b, k[p:]...)
+}
+
+// uvarintLen is the length of binary.AppendUvarint's coding of x.
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// zigzag is binary.AppendVarint's mapping of x to an unsigned integer.
+func zigzag(x int64) uint64 { return uint64(x)<<1 ^ uint64(x>>63) }
 
 // fidxDeltaOffsets: a packed block's offsets are zigzag deltas.
 const fidxDeltaOffsets = 1
@@ -405,7 +456,11 @@ func appendPrefixed(b []byte, prev, key string) []byte {
 }
 
 // commonPrefix returns the length of the longest common prefix of a and
-// b, comparing eight bytes at a time (generated ids share ten or more).
+// b, comparing eight bytes at a time (generated ids share ten or more),
+// and the tail as one overlapping word (or two overlapping half-words
+// for strings under eight bytes, a load's node keys): every byte before
+// the overlap is already known equal, so its first difference is the
+// first of the strings.
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
@@ -414,12 +469,34 @@ func commonPrefix(a, b string) int {
 			return i + bits.TrailingZeros64(x)/8
 		}
 	}
+	switch {
+	case i == n:
+		return n
+	case n >= 8:
+		if x := leUint64(a[n-8:]) ^ leUint64(b[n-8:]); x != 0 {
+			return n - 8 + bits.TrailingZeros64(x)/8
+		}
+		return n
+	case n >= 4:
+		if x := strUint32(a) ^ strUint32(b); x != 0 {
+			return bits.TrailingZeros32(x) / 8
+		}
+		if x := strUint32(a[n-4:]) ^ strUint32(b[n-4:]); x != 0 {
+			return n - 4 + bits.TrailingZeros32(x)/8
+		}
+		return n
+	}
 	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
 	}
 	return n
+}
+
+// strUint32 reads the first 4 bytes of s little-endian, without a copy.
+func strUint32(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // leUint64 reads the first 8 bytes of s little-endian, without a copy.
@@ -431,8 +508,14 @@ func leUint64(s string) uint64 {
 // bloomBits returns the Bloom block of key and its fidxBloomProbe bit
 // positions in that block (stable across processes: FNV-1a 64).
 func bloomBits(key string, blocks uint32) (int, [fidxBloomProbe]uint32) {
-	x := fnv64a(key)
-	blk := int((x >> 32) % uint64(blocks))
+	return bloomBitsOf(fnv64a(key), blocks)
+}
+
+// bloomBitsOf is bloomBits of a key whose hash is x. The block is the
+// hash's high half modulo blocks, taken in 32 bits (both fit; the same
+// value as the 64-bit remainder, at a cheaper division).
+func bloomBitsOf(x uint64, blocks uint32) (int, [fidxBloomProbe]uint32) {
+	blk := int(uint32(x>>32) % blocks)
 	h1, h2 := uint32(x), uint32(x>>32)|1
 	var bits [fidxBloomProbe]uint32
 	for i := range bits {

@@ -107,21 +107,13 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 		mem = memory.DefaultAllocator
 	}
 
-	stats := make([]ColumnStats, len(schema.Columns))
-	for i, c := range schema.Columns {
-		stats[i] = computeStats(c.Type, rec.Column(i))
-	}
-
-	fileRec := toFileRecord(mem, schema, rec)
-	defer fileRec.Release()
-
 	// The fragment index is built from the in-memory record and written
 	// concurrently with the fragment (both are unreferenced until a state
 	// names them).
-	var idxData []byte
-	if indexedSections(schema) != nil {
-		idxData = encodeFragmentIndex(schema, rec)
-	}
+	idxData, stats := fragmentIndexStats(schema, rec)
+
+	fileRec := toFileRecord(mem, schema, rec)
+	defer fileRec.Release()
 
 	var buf bytes.Buffer
 	wprops := []parquet.WriterProperty{
@@ -207,6 +199,34 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 		return Fragment{}, err
 	}
 	return frag, nil
+}
+
+// fragmentIndexStats returns the fragment index of rec (nil for a table
+// without one) and the statistics of its columns. A column an index
+// section sorted, when it is a String column without nulls, takes its
+// bounds from the section's first and last keys: the same values
+// computeStats finds by comparing every row twice
+// (TestFragmentStatsFromIndexMatchComputeStats).
+func fragmentIndexStats(schema Schema, rec arrow.RecordBatch) ([]byte, []ColumnStats) {
+	var idx []byte
+	var sorted []fidxSorted
+	if indexedSections(schema) != nil {
+		idx, sorted = encodeFragmentIndexSorted(schema, rec)
+	}
+	stats := make([]ColumnStats, len(schema.Columns))
+	done := make([]bool, len(schema.Columns))
+	for _, s := range sorted {
+		if s.col >= 0 && schema.Columns[s.col].Type.Kind == String && rec.Column(s.col).NullN() == 0 {
+			stats[s.col] = ColumnStats{Min: boundString(s.lo, false), Max: boundString(s.hi, true)}
+			done[s.col] = true
+		}
+	}
+	for i, c := range schema.Columns {
+		if !done[i] {
+			stats[i] = computeStats(c.Type, rec.Column(i))
+		}
+	}
+	return idx, stats
 }
 
 // DataPageBytes is the target size of a Parquet data page: the unit a

@@ -54,17 +54,13 @@ func DeferFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	if rec.NumRows() == 0 {
 		return Fragment{}, false, fmt.Errorf("%w: refusing to write an empty fragment", ErrValue)
 	}
-	stats := make([]ColumnStats, len(schema.Columns))
-	for i, c := range schema.Columns {
-		stats[i] = computeStats(c.Type, rec.Column(i))
-	}
+	idx, stats := fragmentIndexStats(schema, rec)
 	if err := failpoint.Hit(FPBeforeFragment); err != nil {
 		return Fragment{}, false, err
 	}
 	key := prefix + "/data/" + ulid.Make().String() + ".parquet"
 	f = Fragment{Key: key, Rows: rec.NumRows(), Bytes: DeferredBytes, Stats: stats}
-	if indexedSections(schema) != nil {
-		idx := encodeFragmentIndex(schema, rec)
+	if idx != nil {
 		if f.Index, err = writeFragmentIndex(ctx, st, key, idx); err != nil {
 			return Fragment{}, false, err
 		}
