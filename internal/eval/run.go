@@ -249,6 +249,13 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		} else if ok {
 			return heldRows(rows), nil
 		}
+		// An aggregate over a scan the snapshot streams as typed columns
+		// folds them without a table (aggregate_typed.go).
+		if rows, ok, err := r.typedAggregate(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			return heldRows(rows), nil
+		}
 		if n, ok, err := r.countOnly(ctx, o); err != nil {
 			return nil, err
 		} else if ok {
