@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -290,12 +291,13 @@ type typedAcc struct {
 	i   int64
 	u   uint64
 	f   float64
-	s   string
+	s   string // views buf (setString)
+	buf []byte
 	b   bool
 }
 
 // typedAccBytes is what one typedAcc is charged.
-const typedAccBytes = 72
+const typedAccBytes = 96
 
 // fold adds cell i of c to acc as aggState.add adds its boxed value.
 func (acc *typedAcc) fold(fn string, c *typedCol, i int) {
@@ -329,7 +331,7 @@ func (acc *typedAcc) fold(fn string, c *typedCol, i int) {
 		}
 	case classString:
 		if v := c.str.Value(i); better(strings.Compare(v, acc.s)) {
-			acc.s = strings.Clone(v)
+			acc.setString(v)
 		}
 	case classBool:
 		if v := c.bl.Value(i); better(compareBools(v, acc.b)) {
@@ -354,11 +356,20 @@ func (acc *typedAcc) state(c *typedCol) aggState {
 	case classFloat:
 		st.ext = acc.f
 	case classString:
-		st.ext = acc.s
+		st.ext = strings.Clone(acc.s)
 	case classBool:
 		st.ext = acc.b
 	}
 	return st
+}
+
+// setString makes a copy of v the extreme held, in acc's own buffer: it is
+// reused by every later extreme, so a new one allocates only when it is
+// longer than all before it, not once per replacement. acc.s views the
+// buffer; state copies it out.
+func (acc *typedAcc) setString(v string) {
+	acc.buf = append(acc.buf[:0], v...)
+	acc.s = unsafe.String(unsafe.SliceData(acc.buf), len(acc.buf))
 }
 
 // typedAggregate answers aggregate o over its only scan on the typed
