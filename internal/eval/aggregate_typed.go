@@ -247,7 +247,7 @@ func typedPred(c *typedCol, op query.CmpOp, k any) func(i int) bool {
 		if !ok {
 			return never
 		}
-		return func(i int) bool { return !c.null(i) && op.Holds(compareBools(c.bl.Value(i), kb)) }
+		return func(i int) bool { return !c.null(i) && op.Holds(value.CompareBools(c.bl.Value(i), kb)) }
 	}
 	n, ok := value.NumOf(k)
 	if !ok {
@@ -263,17 +263,6 @@ func typedPred(c *typedCol, op query.CmpOp, k any) func(i int) bool {
 		return func(i int) bool { return !c.null(i) && op.Holds(n.CompareUint(c.uint(i))) }
 	}
 	return func(i int) bool { return !c.null(i) && op.Holds(n.CompareFloat(c.float(i))) }
-}
-
-// compareBools orders false before true, as value.Compare does.
-func compareBools(x, y bool) int {
-	switch {
-	case x == y:
-		return 0
-	case !x:
-		return -1
-	}
-	return 1
 }
 
 // typedAgg is one aggregate column: its function and argument column (-1:
@@ -334,7 +323,7 @@ func (acc *typedAcc) fold(fn string, c *typedCol, i int) {
 			acc.setString(v)
 		}
 	case classBool:
-		if v := c.bl.Value(i); better(compareBools(v, acc.b)) {
+		if v := c.bl.Value(i); better(value.CompareBools(v, acc.b)) {
 			acc.b = v
 		}
 	}

@@ -65,14 +65,7 @@ func Compare(a, b any) int {
 	case RankNull:
 		return 0
 	case RankBool:
-		x, y := a.(bool), b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
+		return CompareBools(a.(bool), b.(bool))
 	case RankNumber:
 		return compareNumbers(a, b)
 	case RankString:

@@ -38,6 +38,17 @@ func (c Num) CompareFloat(x float64) int { return compareNum(number{isFloat: tru
 // number and equal to NaN, -0 equal to 0.
 func CompareFloats(x, y float64) int { return compareFloats(x, y) }
 
+// CompareBools returns Compare(x, y) of two bools: false before true.
+func CompareBools(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case !x:
+		return -1
+	}
+	return 1
+}
+
 // AppendIntKey appends the TupleKey member of integer x.
 func AppendIntKey(b []byte, x int64) []byte { return appendIntKey(b, intNumber(x)) }
 
