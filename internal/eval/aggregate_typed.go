@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/value"
@@ -361,106 +362,205 @@ func (acc *typedAcc) setString(v string) {
 	acc.s = unsafe.String(unsafe.SliceData(acc.buf), len(acc.buf))
 }
 
-// typedAggregate answers aggregate o over its only scan on the typed
-// columns of a ColumnSource; ok is false when the snapshot streams none
-// or o has another shape (see the top of this file).
-func (r *runner) typedAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
+// typedPlan is an aggregate over a plan's only scan in the form the typed
+// path folds: the flat properties it reads (one typedCol each), the
+// columns of its keys, its aggregates and its filters.
+type typedPlan struct {
+	sc       *query.Scan
+	nt       *schema.NodeType
+	props    []string
+	cols     []*typedCol
+	keyCols  []int
+	aggs     []typedAgg
+	rowsOnly bool // every aggregate counts rows
+	// filters: per filter of the scan, its column, operator and constant.
+	filters []typedFilter
+}
+
+// typedFilter is one scan filter `column op k`.
+type typedFilter struct {
+	col int
+	op  query.CmpOp
+	k   any
+}
+
+// typedShape returns the typed form of aggregate o, or nil when o is not
+// over a plain scan or reads anything but flat properties of its
+// variable (see the top of this file).
+func (r *runner) typedShape(o *query.Aggregate) *typedPlan {
 	sc, isScan := o.Input.(*query.Scan)
 	if !isScan || sc.Rank != nil {
-		return nil, false, nil
+		return nil
 	}
+	nt, ok := r.snap.Catalog().Node(sc.Type)
+	if !ok {
+		return nil
+	}
+	tp := &typedPlan{sc: sc, nt: nt, keyCols: make([]int, len(o.Keys)), aggs: make([]typedAgg, len(o.Aggs)), rowsOnly: true}
+	for i, k := range o.Keys {
+		if tp.keyCols[i] = tp.colOf(k.Value); tp.keyCols[i] < 0 {
+			return nil
+		}
+	}
+	for i, a := range o.Aggs {
+		switch {
+		case a.Func == "count" && a.Arg.Kind == query.OpdID && a.Arg.Var == sc.Var:
+			tp.aggs[i] = typedAgg{fn: a.Func, col: -1}
+		case a.Func == "count" || a.Func == "sum" || a.Func == "avg" || a.Func == "min" || a.Func == "max":
+			c := tp.colOf(a.Arg)
+			if c < 0 {
+				return nil
+			}
+			tp.aggs[i], tp.rowsOnly = typedAgg{fn: a.Func, col: c}, false
+		default:
+			return nil
+		}
+	}
+	for i := range sc.Filters {
+		v, k, op, ok := sc.Filters[i].ConstCmp()
+		if !ok {
+			return nil
+		}
+		c := tp.colOf(v)
+		if c < 0 {
+			return nil
+		}
+		kv, err := r.constant(k)
+		if err != nil {
+			return nil // the row path reports it
+		}
+		tp.filters = append(tp.filters, typedFilter{col: c, op: op, k: kv})
+	}
+	return tp
+}
+
+// colOf returns the column of operand o when it is a flat property of the
+// scan's variable, adding it on first sight; -1 otherwise.
+func (tp *typedPlan) colOf(o query.Operand) int {
+	if o.Kind != query.OpdProp || o.Var != tp.sc.Var {
+		return -1
+	}
+	if i := slices.Index(tp.props, o.Prop); i >= 0 {
+		return i
+	}
+	p, ok := tp.nt.Prop(o.Prop)
+	if !ok {
+		return -1
+	}
+	cl, ok := classOf(p.Type.Kind)
+	if !ok {
+		return -1
+	}
+	tp.props = append(tp.props, o.Prop)
+	tp.cols = append(tp.cols, &typedCol{class: cl, kind: p.Type.Kind})
+	return len(tp.props) - 1
+}
+
+// typedFold folds the rows of a typedPlan, row by row in the order given,
+// into the aggregate's groups.
+type typedFold struct {
+	tp   *typedPlan
+	mem  *limits.Budget
+	ag   *aggGroups
+	accs [][]typedAcc // per group, per aggregate
+	key  []byte
+	keys []any
+}
+
+func newTypedFold(o *query.Aggregate, tp *typedPlan, mem *limits.Budget) *typedFold {
+	return &typedFold{tp: tp, mem: mem, ag: newAggGroups(o, mem), keys: make([]any, len(tp.keyCols))}
+}
+
+// group returns the index of the group of row i (its columns bound), made
+// on first sight.
+func (f *typedFold) group(i int) int {
+	tp := f.tp
+	if len(tp.keyCols) == 0 {
+		if len(f.accs) == 0 {
+			f.newGroup("", nil)
+		}
+		return 0
+	}
+	f.key = f.key[:0]
+	for _, kc := range tp.keyCols {
+		f.key = tp.cols[kc].appendKey(f.key, i)
+	}
+	if g, found := f.ag.find(f.key); found {
+		return g
+	}
+	for j, kc := range tp.keyCols {
+		f.keys[j] = tp.cols[kc].box(i)
+	}
+	return f.newGroup(string(f.key), f.keys)
+}
+
+func (f *typedFold) newGroup(tk string, keys []any) int {
+	charge(f.mem, typedAccBytes*int64(len(f.tp.aggs)))
+	f.accs = append(f.accs, make([]typedAcc, len(f.tp.aggs)))
+	return f.ag.add(tk, keys)
+}
+
+// row folds row i (it passed every filter).
+func (f *typedFold) row(i int) {
+	acc := f.accs[f.group(i)]
+	for a, ta := range f.tp.aggs {
+		if ta.col < 0 {
+			acc[a].n++
+			continue
+		}
+		acc[a].fold(ta.fn, f.tp.cols[ta.col], i)
+	}
+}
+
+// rowsN folds n rows that only count (rowsOnly, no key, no filter).
+func (f *typedFold) rowsN(n int) {
+	g := f.group(0)
+	for a := range f.tp.aggs {
+		f.accs[g][a].n += int64(n)
+	}
+}
+
+// result returns the aggregate's output rows.
+func (f *typedFold) result() [][]any {
+	for g, acc := range f.accs {
+		st := f.ag.groups[g].st
+		for a, ta := range f.tp.aggs {
+			if ta.col < 0 {
+				st[a] = aggState{n: acc[a].n}
+				continue
+			}
+			st[a] = acc[a].state(f.tp.cols[ta.col])
+		}
+	}
+	return f.ag.rows()
+}
+
+// typedAggregate answers aggregate o over its only scan on the typed
+// columns of a ColumnSource, batch by batch; ok is false when the
+// snapshot streams none or o has another shape (see the top of this
+// file).
+func (r *runner) typedAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
 	cs, ok := r.snap.(ColumnSource)
 	if !ok {
 		return nil, false, nil
 	}
-	nt, ok := r.snap.Catalog().Node(sc.Type)
-	if !ok {
+	tp := r.typedShape(o)
+	if tp == nil {
 		return nil, false, nil
 	}
-	var props []string
-	var cols []*typedCol
-	// colOf returns the column of a flat property of the scan's variable
-	// (-1 for another operand).
-	colOf := func(o query.Operand) int {
-		if o.Kind != query.OpdProp || o.Var != sc.Var {
-			return -1
-		}
-		if i := slices.Index(props, o.Prop); i >= 0 {
-			return i
-		}
-		p, ok := nt.Prop(o.Prop)
-		if !ok {
-			return -1
-		}
-		cl, ok := classOf(p.Type.Kind)
-		if !ok {
-			return -1
-		}
-		props = append(props, o.Prop)
-		cols = append(cols, &typedCol{class: cl, kind: p.Type.Kind})
-		return len(props) - 1
+	preds := make([]func(int) bool, len(tp.filters))
+	for i, tf := range tp.filters {
+		preds[i] = typedPred(tp.cols[tf.col], tf.op, tf.k)
 	}
-	keyCols := make([]int, len(o.Keys))
-	for i, k := range o.Keys {
-		if keyCols[i] = colOf(k.Value); keyCols[i] < 0 {
-			return nil, false, nil
-		}
-	}
-	aggs := make([]typedAgg, len(o.Aggs))
-	rowsOnly := true // every aggregate counts rows
-	for i, a := range o.Aggs {
-		switch {
-		case a.Func == "count" && a.Arg.Kind == query.OpdID && a.Arg.Var == sc.Var:
-			aggs[i] = typedAgg{fn: a.Func, col: -1}
-		case a.Func == "count" || a.Func == "sum" || a.Func == "avg" || a.Func == "min" || a.Func == "max":
-			c := colOf(a.Arg)
-			if c < 0 {
-				return nil, false, nil
-			}
-			aggs[i], rowsOnly = typedAgg{fn: a.Func, col: c}, false
-		default:
-			return nil, false, nil
-		}
-	}
-	preds := make([]func(int) bool, 0, len(sc.Filters))
-	for i := range sc.Filters {
-		v, k, op, ok := sc.Filters[i].ConstCmp()
-		if !ok {
-			return nil, false, nil
-		}
-		c := colOf(v)
-		if c < 0 {
-			return nil, false, nil
-		}
-		kv, err := r.constant(k)
-		if err != nil {
-			return nil, false, nil // the row path reports it
-		}
-		preds = append(preds, typedPred(cols[c], op, kv))
-	}
-
-	ag := newAggGroups(o, r.mem)
-	var accs [][]typedAcc // per group, per aggregate
-	newGroup := func(tk string, keys []any) int {
-		charge(r.mem, typedAccBytes*int64(len(aggs)))
-		accs = append(accs, make([]typedAcc, len(aggs)))
-		return ag.add(tk, keys)
-	}
-	var key []byte
-	keys := make([]any, len(keyCols))
-	ok, err := cs.ScanColumns(ctx, sc.Type, props, func(n int, arrs []arrow.Array) error {
-		for k, c := range cols {
+	f := newTypedFold(o, tp, r.mem)
+	ok, err := cs.ScanColumns(ctx, tp.sc.Type, tp.props, func(n int, arrs []arrow.Array) error {
+		for k, c := range tp.cols {
 			if err := c.bind(arrs[k]); err != nil {
 				return err
 			}
 		}
-		if len(keyCols) == 0 && len(accs) == 0 {
-			newGroup("", nil)
-		}
-		if rowsOnly && len(preds) == 0 && len(keyCols) == 0 {
-			for a := range aggs {
-				accs[0][a].n += int64(n)
-			}
+		if tp.rowsOnly && len(preds) == 0 && len(tp.keyCols) == 0 {
+			f.rowsN(n)
 			return ctx.Err()
 		}
 	rows:
@@ -470,28 +570,7 @@ func (r *runner) typedAggregate(ctx context.Context, o *query.Aggregate) ([][]an
 					continue rows
 				}
 			}
-			g := 0
-			if len(keyCols) > 0 {
-				key = key[:0]
-				for _, kc := range keyCols {
-					key = cols[kc].appendKey(key, i)
-				}
-				var found bool
-				if g, found = ag.find(key); !found {
-					for j, kc := range keyCols {
-						keys[j] = cols[kc].box(i)
-					}
-					g = newGroup(string(key), keys)
-				}
-			}
-			acc := accs[g]
-			for a, ta := range aggs {
-				if ta.col < 0 {
-					acc[a].n++
-					continue
-				}
-				acc[a].fold(ta.fn, cols[ta.col], i)
-			}
+			f.row(i)
 		}
 		return ctx.Err()
 	})
@@ -501,15 +580,102 @@ func (r *runner) typedAggregate(ctx context.Context, o *query.Aggregate) ([][]an
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	for g, acc := range accs {
-		st := ag.groups[g].st
-		for a, ta := range aggs {
-			if ta.col < 0 {
-				st[a] = aggState{n: acc[a].n}
-				continue
-			}
-			st[a] = acc[a].state(cols[ta.col])
+	return f.result(), true, nil
+}
+
+// imageAggregate answers aggregate o over its only scan on a decoded
+// image's typed columns (snapshot.NodeTable.TypedColumn): the rows the
+// scan visits — an index's candidates (indexedScan, as evalScan picks
+// them) or every live row — in row order, each kept row folded as the
+// cold path folds it, without binding rows. ok is false for another
+// shape, for a count of rows only (countOnly counts those, by an index
+// interval's length where it can), and while the image has no typed
+// column of a property read (they are built on the IndexAfterScans+1-th
+// request).
+func (r *runner) imageAggregate(ctx context.Context, o *query.Aggregate) ([][]any, bool, error) {
+	if r.opts.NoIndexes {
+		return nil, false, nil // the boxed reference
+	}
+	tp := r.typedShape(o)
+	if tp == nil || tp.rowsOnly && len(tp.keyCols) == 0 {
+		return nil, false, nil
+	}
+	l := newLayout(false)
+	if err := r.declare(ctx, tp.sc, l); err != nil {
+		return nil, false, err
+	}
+	s := l.idx(tp.sc.Var)
+	tbl := l.slots[s].nodes
+	for k, c := range tp.cols {
+		arr := tbl.TypedColumn(tp.props[k])
+		if arr == nil {
+			return nil, false, nil
+		}
+		if err := c.bind(arr); err != nil {
+			return nil, false, nil
 		}
 	}
-	return ag.rows(), true, nil
+	r.top = l
+	preds, err := r.appendPreds(ctx, make([]func([]int32) bool, 0, len(tp.sc.Filters)), tp.sc.Filters, l)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, preds, n, indexed := r.indexedScan(tp.sc, tbl, preds, true)
+	f := newTypedFold(o, tp, r.mem)
+	dead := tbl.HasDead()
+	buf := make([]int32, l.width())
+visit:
+	for k := range n {
+		if k&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, false, err
+			}
+		}
+		i := k
+		if indexed {
+			i = int(rows[k])
+		} else if dead && !tbl.Alive(i) {
+			continue
+		}
+		buf[s] = int32(i)
+		for _, p := range preds {
+			if !p(buf) {
+				continue visit
+			}
+		}
+		f.row(i)
+	}
+	return f.result(), true, nil
+}
+
+// typedSlotPred compiles `$v.prop op c` over the typed column of a node
+// variable's image (nil when the image has none yet, or under
+// Options.NoIndexes: the boxed comparison answers).
+func (r *runner) typedSlotPred(p *query.Pred, l *layout, op query.CmpOp, c any) func(row []int32) bool {
+	if r.opts.NoIndexes || p.Left.Kind != query.OpdProp {
+		return nil
+	}
+	s := l.idx(p.Left.Var)
+	sl := l.slots[s]
+	if sl.edge || sl.nodes == nil || sl.nodes.Type == nil {
+		return nil
+	}
+	prop, ok := sl.nodes.Type.Prop(p.Left.Prop)
+	if !ok {
+		return nil
+	}
+	cl, ok := classOf(prop.Type.Kind)
+	if !ok {
+		return nil
+	}
+	arr := sl.nodes.TypedColumn(p.Left.Prop)
+	if arr == nil {
+		return nil
+	}
+	col := &typedCol{class: cl, kind: prop.Type.Kind}
+	if col.bind(arr) != nil {
+		return nil
+	}
+	tp := typedPred(col, op, c)
+	return func(row []int32) bool { return tp(int(row[s])) }
 }

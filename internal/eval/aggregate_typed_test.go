@@ -214,3 +214,49 @@ func TestTypedAggregateAllocsIndependentOfRows(t *testing.T) {
 		t.Fatalf("4× the rows made %.0f allocations, %.0f at 1×: something is allocated per row or batch", allocs[1], allocs[0])
 	}
 }
+
+// TestImageAggregateMatchesRows: on a decoded image, aggregates and
+// filters answered on its typed columns (built on the third request)
+// give the boxed reference's answer (Options.NoIndexes keeps to the
+// boxed cells), bit for bit, with NaN, ±0, ±Inf, large uint64 and nulls.
+func TestImageAggregateMatchesRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	g, _ := typedPair(t, randomCells(rng, 3000), 512)
+	queries := []string{
+		`match { $i: Item } return { count($i.f) as cf, sum($i.f) as s, avg($i.f) as a, min($i.f) as lo, max($i.f) as hi }`,
+		`match { $i: Item  $i.f > $x } return { count($i) as c, min($i.f) as lo, max($i.f) as hi, sum($i.n) as sn }`,
+		`match { $i: Item  $i.f != 0.0 } return { $i.f, count($i) as c, min($i.s) as lo }`,
+		`match { $i: Item  $i.n >= $k  $i.n < 5 } return { $i.d, count($i) as c, sum($i.u) as su, min($i.n) as lo, max($i.s) as hi }`,
+		`match { $i: Item  $i.n = 3 } return { count($i) as c, avg($i.f) as a }`,
+		`match { $i: Item  $i.s > "s3"  $i.u > 9223372036854775807 } return { $i.n, count($i) as c }`,
+		`match { $i: Item  $i.f < 2 } return { count($i) as c }`,
+		`match { $i: Item  $i.s = "none" } return { count($i) as c, sum($i.f) as s, min($i.s) as lo }`,
+	}
+	for _, body := range queries {
+		src := "query q($k: I64, $x: F64) { " + body + " }"
+		f, err := query.Compile(g.cat, "q.gq", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := f.Query("q")
+		params := map[string]any{"k": int64(-3), "x": -1.0}
+		want, err := Run(context.Background(), g.ms, p, params, Options{NoIndexes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 4 { // the typed columns exist from the third
+			got, err := Run(context.Background(), g.ms, p, params, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameCells(got.Rows, want.Rows); msg != "" {
+				t.Fatalf("%s, run %d: %s\ntyped %v\nrows  %v", body, run, msg, got.Rows, want.Rows)
+			}
+		}
+	}
+	for _, p := range []string{"n", "u", "f", "s", "d"} {
+		if g.ms.NodeT["Item"].TypedColumn(p) == nil {
+			t.Fatalf("no typed column of %s was built", p)
+		}
+	}
+}
