@@ -221,7 +221,8 @@ func TestTypedAggregateAllocsIndependentOfRows(t *testing.T) {
 // boxed cells), bit for bit, with NaN, ±0, ±Inf, large uint64 and nulls.
 func TestImageAggregateMatchesRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	g, _ := typedPair(t, randomCells(rng, 3000), 512)
+	// More rows than typedScanRows: filtered counts visit them typed too.
+	g, _ := typedPair(t, randomCells(rng, 6000), 512)
 	queries := []string{
 		`match { $i: Item } return { count($i.f) as cf, sum($i.f) as s, avg($i.f) as a, min($i.f) as lo, max($i.f) as hi }`,
 		`match { $i: Item  $i.f > $x } return { count($i) as c, min($i.f) as lo, max($i.f) as hi, sum($i.n) as sn }`,
@@ -230,6 +231,7 @@ func TestImageAggregateMatchesRows(t *testing.T) {
 		`match { $i: Item  $i.n = 3 } return { count($i) as c, avg($i.f) as a }`,
 		`match { $i: Item  $i.s > "s3"  $i.u > 9223372036854775807 } return { $i.n, count($i) as c }`,
 		`match { $i: Item  $i.f < 2 } return { count($i) as c }`,
+		`match { $i: Item  $i.s != "s2"  $i.n > $k } return { count($i) as c }`,
 		`match { $i: Item  $i.s = "none" } return { count($i) as c, sum($i.f) as s, min($i.s) as lo }`,
 	}
 	for _, body := range queries {

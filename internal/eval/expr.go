@@ -148,10 +148,6 @@ func (r *runner) pred(ctx context.Context, p *query.Pred, l *layout) (func(row [
 		if c == nil {
 			return func([]int32) bool { return false }, nil
 		}
-		// A warm image's typed column, once built, then the boxed cells.
-		if typed := r.typedSlotPred(p, l, op, c); typed != nil {
-			return typed, nil
-		}
 		if fast := fastPropConst(p, l, op, c); fast != nil {
 			return fast, nil
 		}

@@ -44,9 +44,10 @@ type tableIndexes struct {
 	keyOnce  sync.Once
 	keyCanon bool // every row's id is the canonical rendering of its key
 
-	// typed holds the typed columns of the image (typed_columns.go),
-	// counted in uses under "typed:"+prop.
-	typed map[string]*typedColumn
+	// typed holds the typed columns of the image (typed_columns.go) and
+	// typedUses the requests of each before it is built.
+	typed     map[string]*typedColumn
+	typedUses map[string]int
 }
 
 // SortedIndex orders the non-null live rows of one property by value (Compare),

@@ -43,15 +43,12 @@ func (t *NodeTable) TypedColumn(prop string) arrow.Array {
 	defer ix.mu.Unlock()
 	tc := ix.typed[prop]
 	if tc == nil {
-		if ix.uses == nil {
-			ix.uses, ix.props = map[string]int{}, map[string]*SortedIndex{}
+		if ix.typedUses == nil {
+			ix.typedUses, ix.typed = map[string]int{}, map[string]*typedColumn{}
 		}
-		ix.uses["typed:"+prop]++
-		if ix.uses["typed:"+prop] <= IndexAfterScans {
+		ix.typedUses[prop]++
+		if ix.typedUses[prop] <= IndexAfterScans {
 			return nil
-		}
-		if ix.typed == nil {
-			ix.typed = map[string]*typedColumn{}
 		}
 		tc = &typedColumn{arr: typedArray(p.Type.Kind, col, &t.rowSpace)}
 		ix.typed[prop] = tc
