@@ -62,49 +62,33 @@ func typedArray(k schema.Kind, col []any, rs *rowSpace) arrow.Array {
 	mem := memory.DefaultAllocator
 	switch k {
 	case schema.KindI32, schema.KindI64, schema.KindDateTime:
-		return build(array.NewInt64Builder(mem), col, rs, func(b *array.Int64Builder, v any) bool {
-			x, ok := v.(int64)
-			b.Append(x)
-			return ok
-		})
+		return build(array.NewInt64Builder(mem), col, rs, same[int64])
 	case schema.KindDate:
-		return build(array.NewDate32Builder(mem), col, rs, func(b *array.Date32Builder, v any) bool {
-			x, ok := v.(int32)
-			b.Append(arrow.Date32(x))
-			return ok
-		})
+		return build(array.NewDate32Builder(mem), col, rs, func(v int32) arrow.Date32 { return arrow.Date32(v) })
 	case schema.KindU32, schema.KindU64:
-		return build(array.NewUint64Builder(mem), col, rs, func(b *array.Uint64Builder, v any) bool {
-			x, ok := v.(uint64)
-			b.Append(x)
-			return ok
-		})
+		return build(array.NewUint64Builder(mem), col, rs, same[uint64])
 	case schema.KindF32, schema.KindF64:
-		return build(array.NewFloat64Builder(mem), col, rs, func(b *array.Float64Builder, v any) bool {
-			x, ok := v.(float64)
-			b.Append(x)
-			return ok
-		})
+		return build(array.NewFloat64Builder(mem), col, rs, same[float64])
 	case schema.KindString, schema.KindEnum:
-		return build(array.NewStringBuilder(mem), col, rs, func(b *array.StringBuilder, v any) bool {
-			x, ok := v.(string)
-			b.Append(x)
-			return ok
-		})
+		return build(array.NewStringBuilder(mem), col, rs, same[string])
 	case schema.KindBool:
-		return build(array.NewBooleanBuilder(mem), col, rs, func(b *array.BooleanBuilder, v any) bool {
-			x, ok := v.(bool)
-			b.Append(x)
-			return ok
-		})
+		return build(array.NewBooleanBuilder(mem), col, rs, same[bool])
 	}
 	return nil
 }
 
-// build appends every cell of col to b (a null for nil and for dead rows)
-// with add, which reports whether the cell had the expected type; nil
-// when one did not.
-func build[B array.Builder](b B, col []any, rs *rowSpace, add func(B, any) bool) arrow.Array {
+func same[T any](v T) T { return v }
+
+// appender is an Arrow builder of cells of type C.
+type appender[C any] interface {
+	array.Builder
+	Append(C)
+}
+
+// build appends every cell of col, of value-model type V, to b as conv
+// converts it (a null for nil and for dead rows); nil when a live cell is
+// not a V.
+func build[V, C any, B appender[C]](b B, col []any, rs *rowSpace, conv func(V) C) arrow.Array {
 	defer b.Release()
 	b.Reserve(len(col))
 	for r, v := range col {
@@ -112,9 +96,11 @@ func build[B array.Builder](b B, col []any, rs *rowSpace, add func(B, any) bool)
 			b.AppendNull()
 			continue
 		}
-		if !add(b, v) {
+		x, ok := v.(V)
+		if !ok {
 			return nil
 		}
+		b.Append(conv(x))
 	}
 	return b.NewArray()
 }
