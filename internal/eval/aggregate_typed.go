@@ -83,7 +83,8 @@ type typedCol struct {
 	class cellClass
 	kind  schema.Kind
 	arr   arrow.Array // nil: null in every row
-	nulls bool        // arr has nulls
+	valid []byte      // arr's validity bitmap when it has nulls (bit off+i: row i is not null)
+	off   int
 
 	i64 []int64
 	i32 []int32
@@ -104,7 +105,9 @@ func (c *typedCol) bind(a arrow.Array) error {
 	if a == nil {
 		return nil
 	}
-	c.nulls = a.NullN() > 0
+	if a.NullN() > 0 {
+		c.valid, c.off = a.NullBitmapBytes(), a.Data().Offset()
+	}
 	ok := false
 	switch x := a.(type) {
 	case *array.Int64:
@@ -134,7 +137,13 @@ func (c *typedCol) bind(a arrow.Array) error {
 	return nil
 }
 
-func (c *typedCol) null(i int) bool { return c.arr == nil || c.nulls && c.arr.IsNull(i) }
+func (c *typedCol) null(i int) bool {
+	if c.valid != nil {
+		j := c.off + i
+		return c.valid[j>>3]&(1<<(j&7)) == 0
+	}
+	return c.arr == nil
+}
 
 func (c *typedCol) int(i int) int64 {
 	switch {
@@ -270,8 +279,31 @@ func typedPred(c *typedCol, op query.CmpOp, k any) func(i int) bool {
 // typedAgg is one aggregate column: its function and argument column (-1:
 // count of rows).
 type typedAgg struct {
-	fn  string
+	fn  aggFunc
 	col int
+}
+
+// aggFunc is an aggregate function, decided once per plan rather than by
+// name per row.
+type aggFunc uint8
+
+const (
+	aggCount aggFunc = iota
+	aggSum           // sum and avg: the sum and the count of values
+	aggMin
+	aggMax
+)
+
+func aggFuncOf(name string) aggFunc {
+	switch name {
+	case "sum", "avg":
+		return aggSum
+	case "min":
+		return aggMin
+	case "max":
+		return aggMax
+	}
+	return aggCount
 }
 
 // typedAcc is the unboxed state of one aggregate column of one group.
@@ -291,22 +323,21 @@ type typedAcc struct {
 const typedAccBytes = 96
 
 // fold adds cell i of c to acc as aggState.add adds its boxed value.
-func (acc *typedAcc) fold(fn string, c *typedCol, i int) {
+func (acc *typedAcc) fold(fn aggFunc, c *typedCol, i int) {
 	if c.null(i) {
 		return
 	}
 	acc.n++
 	switch fn {
-	case "sum", "avg":
+	case aggSum:
 		acc.sum += c.number(i)
 		return
-	case "min", "max":
-	default:
+	case aggCount:
 		return
 	}
 	// better reports whether a comparison of the cell with the extreme
 	// held replaces it (strictly: the first of equal values stays).
-	better := func(cmp int) bool { return !acc.has || fn == "min" && cmp < 0 || fn == "max" && cmp > 0 }
+	better := func(cmp int) bool { return !acc.has || fn == aggMin && cmp < 0 || fn == aggMax && cmp > 0 }
 	switch c.class {
 	case classInt:
 		if v := c.int(i); better(cmp.Compare(v, acc.i)) {
@@ -406,13 +437,13 @@ func (r *runner) typedShape(o *query.Aggregate) *typedPlan {
 	for i, a := range o.Aggs {
 		switch {
 		case a.Func == "count" && a.Arg.Kind == query.OpdID && a.Arg.Var == sc.Var:
-			tp.aggs[i] = typedAgg{fn: a.Func, col: -1}
+			tp.aggs[i] = typedAgg{fn: aggCount, col: -1}
 		case a.Func == "count" || a.Func == "sum" || a.Func == "avg" || a.Func == "min" || a.Func == "max":
 			c := tp.colOf(a.Arg)
 			if c < 0 {
 				return nil
 			}
-			tp.aggs[i], tp.rowsOnly = typedAgg{fn: a.Func, col: c}, false
+			tp.aggs[i], tp.rowsOnly = typedAgg{fn: aggFuncOf(a.Func), col: c}, false
 		default:
 			return nil
 		}
