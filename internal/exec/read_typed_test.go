@@ -130,7 +130,7 @@ func TestTypedAggregatesMatchImages(t *testing.T) {
 // TestTypedImageAggregatesMatchRows is the warm counterpart: random
 // queries of the same kind on one long-lived handle, each run three times (from the
 // third, filters and aggregates read the images' typed columns,
-// eval/aggregate_typed.go imageAggregate and typedSlotPred), with writes
+// eval/aggregate_image.go: imageAggregate and countTyped), with writes
 // through that handle every few queries (derived images with dead rows),
 // against a fresh handle's first, boxed answer.
 func TestTypedImageAggregatesMatchRows(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // array once per (image, property), lazily like the sorted indexes
 // (index.go): on the IndexAfterScans+1-th request, so an image read once
 // (right after a write) never pays the O(n) build. eval reads it for the
-// filters and aggregates of scans (eval/aggregate_typed.go).
+// filters and aggregates of scans (eval/aggregate_image.go).
 
 // typedColumn is one built (or unbuildable) typed column.
 type typedColumn struct {
