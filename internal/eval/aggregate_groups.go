@@ -16,7 +16,7 @@ type aggGroups struct {
 	o      *query.Aggregate
 	mem    *limits.Budget
 	groups []*aggGroup
-	byKey  map[string]*aggGroup
+	byKey  map[string]int // TupleKey → index in groups
 }
 
 // aggGroup is one group: its keys and the state of each aggregate column.
@@ -26,7 +26,7 @@ type aggGroup struct {
 }
 
 func newAggGroups(o *query.Aggregate, mem *limits.Budget) *aggGroups {
-	return &aggGroups{o: o, mem: mem, byKey: map[string]*aggGroup{}}
+	return &aggGroups{o: o, mem: mem, byKey: map[string]int{}}
 }
 
 // group returns the group of keys (kept by copy), made on first sight.
@@ -36,14 +36,26 @@ func (a *aggGroups) group(keys []any) *aggGroup {
 		return a.groups[0]
 	}
 	tk := value.TupleKey(keys)
-	if g := a.byKey[tk]; g != nil {
-		return g
+	if i, ok := a.byKey[tk]; ok {
+		return a.groups[i]
 	}
+	return a.groups[a.add(tk, keys)]
+}
+
+// find returns the index of the group whose TupleKey is tk (the typed
+// path builds keys without boxing them: aggregate_typed.go).
+func (a *aggGroups) find(tk []byte) (int, bool) {
+	i, ok := a.byKey[string(tk)]
+	return i, ok
+}
+
+// add makes the group of keys (kept by copy), whose TupleKey is tk, and
+// returns its index.
+func (a *aggGroups) add(tk string, keys []any) int {
 	charge(a.mem, int64(len(tk))+96+16*int64(len(keys))+40*int64(len(a.o.Aggs)))
-	g := &aggGroup{keys: slices.Clone(keys), st: make([]aggState, len(a.o.Aggs))}
-	a.byKey[tk] = g
-	a.groups = append(a.groups, g)
-	return g
+	a.byKey[tk] = len(a.groups)
+	a.groups = append(a.groups, &aggGroup{keys: slices.Clone(keys), st: make([]aggState, len(a.o.Aggs))})
+	return len(a.groups) - 1
 }
 
 // rows returns the aggregate's output rows: one per group, and with no

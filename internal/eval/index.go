@@ -66,7 +66,14 @@ func (r *runner) constPreds(filters []query.Pred, v string) []constPred {
 // visit (indexed), the predicates the index did not already decide, and
 // how many rows the scan visits.
 func (r *runner) indexedScan(o *query.Scan, tbl *snapshot.NodeTable, preds []func([]int32) bool, ordered bool) (rows []int32, left []func([]int32) bool, n int, indexed bool) {
-	rows, skip, indexed := r.scanIndex(o, tbl, ordered)
+	rows, left, n, indexed, _ = r.indexedScanSkip(o, tbl, preds, ordered)
+	return rows, left, n, indexed
+}
+
+// indexedScanSkip is indexedScan that also returns which of o's filters
+// the index decided (skip[i]; nil when none).
+func (r *runner) indexedScanSkip(o *query.Scan, tbl *snapshot.NodeTable, preds []func([]int32) bool, ordered bool) (rows []int32, left []func([]int32) bool, n int, indexed bool, skip []bool) {
+	rows, skip, indexed = r.scanIndex(o, tbl, ordered)
 	left = preds
 	if indexed && skip != nil {
 		left = preds[:0]
@@ -80,7 +87,7 @@ func (r *runner) indexedScan(o *query.Scan, tbl *snapshot.NodeTable, preds []fun
 	if indexed {
 		n = len(rows)
 	}
-	return rows, left, n, indexed
+	return rows, left, n, indexed, skip
 }
 
 func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool) (cands []int32, skip []bool, ok bool) {

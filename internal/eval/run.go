@@ -40,7 +40,8 @@ type Options struct {
 	// NoIndexes answers every scan by reading every row and every traversal
 	// through the id-keyed adjacency maps, ignoring the images' sorted
 	// indexes, key lookups and row-resolved adjacency: the reference the
-	// index paths are checked against.
+	// index paths are checked against. It also keeps filters and
+	// aggregates on the boxed cells, off the images' typed columns.
 	NoIndexes bool
 	// MemoryBytes bounds the query's working memory (binding rows,
 	// memoized expansions, aggregate groups, and output rows when they are
@@ -249,6 +250,13 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		} else if ok {
 			return heldRows(rows), nil
 		}
+		// An aggregate over a scan the snapshot streams as typed columns
+		// folds them without a table (aggregate_typed.go).
+		if rows, ok, err := r.typedAggregate(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			return heldRows(rows), nil
+		}
 		if n, ok, err := r.countOnly(ctx, o); err != nil {
 			return nil, err
 		} else if ok {
@@ -257,6 +265,12 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 				row[i] = n
 			}
 			return heldRows([][]any{row}), nil
+		}
+		// The same over a decoded image's typed columns.
+		if rows, ok, err := r.imageAggregate(ctx, o); err != nil {
+			return nil, err
+		} else if ok {
+			return heldRows(rows), nil
 		}
 		rs, l, err := r.bindingRows(ctx, o.Input)
 		if err != nil {

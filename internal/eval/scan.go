@@ -163,12 +163,16 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 	if err != nil {
 		return 0, false, err
 	}
-	rows, preds, total, indexed := r.indexedScan(sc, tbl, preds, false)
+	rows, preds, total, indexed, skip := r.indexedScanSkip(sc, tbl, preds, false)
 	if len(preds) == 0 {
 		if !indexed {
 			return int64(tbl.Live()), true, nil
 		}
 		return int64(total), true, nil
+	}
+	// Many rows to visit: compare on the image's typed columns.
+	if n, ok, err := r.countTyped(ctx, o, tbl, rows, total, indexed, skip); err != nil || ok {
+		return n, ok, err
 	}
 	dead := tbl.HasDead()
 	buf := make([]int32, l.width())

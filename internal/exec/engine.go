@@ -112,6 +112,9 @@ type Graph struct {
 	testBeforePublish func(attempt int)
 	// partialReads counts reads answered by a partial snapshot (tests).
 	partialReads atomic.Int64
+	// columnReads counts the partial reads answered on typed column
+	// scans without reading their node table (tests).
+	columnReads atomic.Int64
 	// emb is the handle's embedding client, built on first use (embed.go).
 	emb embedder
 	// resolved memoizes, per branch, what the last resolve of its head

@@ -79,7 +79,13 @@ func (g *Graph) runQuery(ctx context.Context, snap *snapshot.Snapshot, plan *que
 		return err
 	} else if ok {
 		g.partialReads.Add(1)
-		return run(ctx, ps, pplan, opts)
+		if err := run(ctx, ps, pplan, opts); err != nil {
+			return err
+		}
+		if ps.ColumnsOnly() {
+			g.columnReads.Add(1)
+		}
+		return nil
 	}
 	return run(ctx, snap, plan, opts)
 }

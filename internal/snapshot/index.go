@@ -43,6 +43,11 @@ type tableIndexes struct {
 
 	keyOnce  sync.Once
 	keyCanon bool // every row's id is the canonical rendering of its key
+
+	// typed holds the typed columns of the image (typed_columns.go) and
+	// typedUses the requests of each before it is built.
+	typed     map[string]*typedColumn
+	typedUses map[string]int
 }
 
 // SortedIndex orders the non-null live rows of one property by value (Compare),

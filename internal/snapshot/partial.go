@@ -507,11 +507,11 @@ func (pp *partialPlan) build(ctx context.Context) (*Mem, error) {
 	}
 	if o := pp.scan; o != nil {
 		// The plan's only variable (no traversal, one scan).
-		t, root, err := pp.scanOnly(ctx, o)
+		lz, root, err := pp.scanOnly(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		ms.NodeT[t.Type.Name] = t
+		ms.lazy = lz
 		pp.root = root
 		return ms, nil
 	}

@@ -81,12 +81,13 @@ func (pp *partialPlan) filteredAnchors(ctx context.Context, o *query.Scan) (bool
 	return err == nil, err
 }
 
-// scanOnly builds the table of the plan's only scan o (no traversal): the
+// scanOnly plans the table of the plan's only scan o (no traversal): the
 // live rows passing its pushed-down filters, with the properties the rest
-// of the plan names. The filters the table scan applied are dropped from
-// the returned plan (they hold for every row read), so their columns are
-// not read unless something else names them.
-func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*NodeTable, query.Op, error) {
+// of the plan names, read when first asked for (lazyScan) unless a typed
+// column scan answers the plan without it. The filters the table scan
+// applies are dropped from the returned plan (they hold for every row
+// read), so their columns are not read unless something else names them.
+func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*lazyScan, query.Op, error) {
 	nt, _ := pp.snap.cat.Node(o.Type)
 	st, err := pp.snap.State(ctx, NodeKey(nt.Name))
 	if err != nil {
@@ -111,9 +112,9 @@ func (pp *partialPlan) scanOnly(ctx context.Context, o *query.Scan) (*NodeTable,
 	if !need.shape(root) || need.vars[o.Var] == nil {
 		return nil, nil, fmt.Errorf("snapshot: rewritten scan plan lost its shape")
 	}
-	top := scanTop(root, o.Var)
-	t, err := pp.scanRows(ctx, nt, st, filters, need.vars[o.Var].props, need.idRead[o.Var], top)
-	return t, root, err
+	lz := &lazyScan{pp: pp, nt: nt, st: st, filters: filters, want: need.vars[o.Var].props,
+		realIDs: need.idRead[o.Var], top: scanTop(root, o.Var)}
+	return lz, root, nil
 }
 
 // topK describes `order … limit N` directly over a plan's only scan, with

@@ -144,15 +144,23 @@ type Mem struct {
 	Cat   *schema.Catalog
 	NodeT map[string]*NodeTable
 	EdgeT map[string]*EdgeTable
+
+	// lazy, if set, is a node table a partial snapshot reads only when
+	// asked for it (scan_columns.go): a typed column scan may answer the
+	// read without it.
+	lazy *lazyScan
 }
 
 // Catalog returns the catalog of the tables.
 func (m *Mem) Catalog() *schema.Catalog { return m.Cat }
 
 // Nodes returns the table of node type typ; a declared type with no table is empty.
-func (m *Mem) Nodes(_ context.Context, typ string) (*NodeTable, error) {
+func (m *Mem) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 	if t, ok := m.NodeT[typ]; ok {
 		return t, nil
+	}
+	if m.lazy != nil && m.lazy.nt.Name == typ {
+		return m.lazy.table(ctx)
 	}
 	nt, ok := m.Cat.Node(typ)
 	if !ok {

@@ -65,14 +65,7 @@ func Compare(a, b any) int {
 	case RankNull:
 		return 0
 	case RankBool:
-		x, y := a.(bool), b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
+		return CompareBools(a.(bool), b.(bool))
 	case RankNumber:
 		return compareNumbers(a, b)
 	case RankString:
@@ -151,8 +144,9 @@ func intNumber(x int64) number {
 	return number{mag: uint64(x)}
 }
 
-func compareNumbers(a, b any) int {
-	x, y := numberOf(a), numberOf(b)
+func compareNumbers(a, b any) int { return compareNum(numberOf(a), numberOf(b)) }
+
+func compareNum(x, y number) int {
 	switch {
 	case !x.isFloat && !y.isFloat:
 		return compareInts(x, y)
@@ -241,14 +235,9 @@ func appendKey(b []byte, v any) []byte {
 	case nil:
 		return append(b, 'N')
 	case bool:
-		if x {
-			return append(b, 'T')
-		}
-		return append(b, 'F')
+		return AppendBoolKey(b, x)
 	case string:
-		b = append(b, 'S')
-		b = binary.AppendUvarint(b, uint64(len(x)))
-		return append(b, x...)
+		return AppendStringKey(b, x)
 	case Blob:
 		b = append(b, 'B')
 		b = binary.AppendUvarint(b, uint64(len(x.Data)))
@@ -275,12 +264,7 @@ func appendKey(b []byte, v any) []byte {
 	if Rank(v) == RankNumber {
 		n := numberOf(v)
 		if n.isFloat {
-			// Integral floats key like the equal integer so that the key
-			// agrees with Compare.
-			if f := n.f; f == math.Trunc(f) && math.Abs(f) < 1<<64 {
-				return appendIntKey(b, number{neg: f < 0, mag: uint64(math.Abs(f))})
-			}
-			return appendFloatKey(b, n.f)
+			return AppendFloatKey(b, n.f)
 		}
 		return appendIntKey(b, n)
 	}
