@@ -94,9 +94,14 @@ func TestLocalSerialize(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	stdin.Close()
-	r3, err := s.Serialize(ctx, "refs/heads/main")
+	// The wait cancelled above was still queued in the kernel: it is
+	// granted now and must let go at once, or this wait never ends (the
+	// bound only turns a hang into a failure).
+	bctx, bcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer bcancel()
+	r3, err := s.Serialize(bctx, "refs/heads/main")
 	if err != nil {
-		t.Fatalf("after the holder left: %v", err)
+		t.Fatalf("after the holder left: %v (a cancelled wait kept the turn?)", err)
 	}
 	r3()
 }
