@@ -208,6 +208,11 @@ const (
 	// local graph race by compare-and-swap alone instead of taking turns
 	// per branch (docs/write-path.md).
 	EnvWriteTurns = "OMNIGRAPH_WRITE_TURNS"
+	// EnvForwardWrites set to 0 keeps every mutation in its own process:
+	// by default, a mutation that finds its branch's turn held by another
+	// process on the same machine is handed to that process, which
+	// commits it with its own writes (docs/write-path.md).
+	EnvForwardWrites = "OMNIGRAPH_FORWARD_WRITES"
 	// EnvInlineDVBytes bounds the deletion vectors writes carry inside
 	// their table states (docs/format/table.md, "Inline deletion
 	// vectors"); 0 writes every vector as an object of its own, so that
@@ -334,7 +339,7 @@ func engineOptions(o Options) (exec.Options, error) {
 	}
 	eo := exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout, Embedding: o.Embedding}
 	// Every variable is read; the first bad one is the error.
-	if err := cmp.Or(offEnv(EnvWriteTurns, &eo.NoWriteTurns), offEnv(EnvChainObjects, &eo.NoChainObjects),
+	if err := cmp.Or(offEnv(EnvWriteTurns, &eo.NoWriteTurns), offEnv(EnvForwardWrites, &eo.NoForwardWrites), offEnv(EnvChainObjects, &eo.NoChainObjects),
 		inlineEnv(EnvInlineDVBytes, &eo.InlineDVBytes), inlineEnv(EnvInlineStateBytes, &eo.InlineStateBytes)); err != nil {
 		return exec.Options{}, err
 	}
@@ -693,7 +698,7 @@ func (g *Graph) Mutate(ctx context.Context, branch, src, name string, params map
 	if !plan.IsMutation() {
 		return nil, plan.Name, fmt.Errorf("query '%s' is a read query: run it with query", plan.Name)
 	}
-	res, err := g.eng.Mutate(ctx, branch, plan, params, exec.MutateOptions{Actor: o.Actor, IfCommit: o.IfCommit})
+	res, err := g.eng.Mutate(ctx, branch, plan, params, exec.MutateOptions{Actor: o.Actor, IfCommit: o.IfCommit, Source: src})
 	return res, plan.Name, err
 }
 

@@ -43,6 +43,11 @@ type Options struct {
 	// processes take on a local directory (storage.Serializer): they race
 	// by CAS alone, as on object storage.
 	NoWriteTurns bool
+	// NoForwardWrites keeps every write in its own process: without it, a
+	// mutation whose branch's turn another process holds is handed to that
+	// process, which commits it with its own writes (forward.go). Implied
+	// by NoWriteTurns.
+	NoForwardWrites bool
 	// InlineDVBytes bounds the deletion vectors a write carries inline in
 	// its table state (table-state format 4; 0 = table.DefaultInlineDVBytes,
 	// < 0 = none: every vector is an object, and every state stays readable
@@ -96,7 +101,11 @@ type Graph struct {
 	// serial, if the store has one, lets writers of several processes
 	// take turns per branch (takeTurn).
 	serial storage.Serializer
-	maint  maintConfig
+	// mail, if the store has one (and turns are on), lets this handle
+	// hand writes to the process holding a branch's turn and take those
+	// of others (forward.go).
+	mail  storage.Mailbox
+	maint maintConfig
 	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
 	qlimits QueryLimits
 	// inlineDV and inlineState: Options.InlineDVBytes and
@@ -182,11 +191,15 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 		batch = DefaultMaxBatch
 	}
 	serial, _ := storage.SerializerOf(repo.Store())
+	mail, _ := storage.MailboxOf(repo.Store())
 	if o.NoWriteTurns {
-		serial = nil
+		serial, mail = nil, nil
+	}
+	if o.NoForwardWrites {
+		mail = nil
 	}
 	return &Graph{inlineDV: inlineBound(o.InlineDVBytes, table.DefaultInlineDVBytes), inlineState: inlineBound(o.InlineStateBytes, table.DefaultInlineStateBytes), repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
-		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
+		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, mail: mail, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}, chainObjects: !o.NoChainObjects}
 }
 

@@ -106,7 +106,7 @@ func linClient(ctx context.Context, t testing.TB, g *Graph, plans map[string]*qu
 		var err error
 		mut := func(name string, params map[string]any) {
 			op.Invoke = time.Now().UnixNano()
-			res, err = g.Mutate(ctx, "main", plans[name], params, MutateOptions{Actor: op.ID})
+			res, err = g.Mutate(ctx, "main", plans[name], params, MutateOptions{Actor: op.ID, Source: linQueries})
 		}
 		switch p := r.IntN(100); {
 		case p < 30:

@@ -21,6 +21,12 @@ type MutateOptions struct {
 	// *PreconditionFailedError unless the branch head is this commit id,
 	// both before any effect and at the publish CAS. Never retried.
 	IfCommit string
+	// Source, if set, is the .gq source the plan was compiled from (the
+	// plan is its query named plan.Name). It lets the write be handed to
+	// another process of this machine that holds the branch's turn, which
+	// compiles and runs it with its own writes (forward.go); without it the
+	// write always runs here.
+	Source string
 }
 
 // MutationResult is the receipt of a mutation.
@@ -53,22 +59,51 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 	if err := authorize(ctx, Access{Actor: o.Actor, Action: ActionChange, Branch: branch}); err != nil {
 		return nil, err
 	}
-	strict := false
-	for _, m := range plan.Mutations {
-		if m.Kind != query.MutInsertNode && m.Kind != query.MutInsertEdge {
-			strict = true
-		}
-	}
 	var res MutationResult
-	c, out, err := g.runWrite(ctx, writeRequest{
-		branch: branch, ifCommit: o.IfCommit, kind: commit.KindMutate, actor: o.Actor, message: "mutate " + plan.Name,
+	req := g.mutationRequest(branch, o.IfCommit, o.Actor, plan.Name, func(*schema.Catalog) (*query.Plan, error) { return plan, nil }, params, &res)
+	if o.Source != "" && o.IfCommit == "" {
+		req.forward = forwardSpecOf(plan, o.Source, params, o.Actor)
+	}
+	c, out, err := g.runWrite(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if out.remote != nil {
+		// Another process ran it (forward.go): its counts came back.
+		res.AffectedNodes, res.AffectedEdges = out.remote.AffectedNodes, out.remote.AffectedEdges
+	}
+	if c != nil {
+		ci := commitInfo(c, branch)
+		res.Commit = &ci
+	}
+	res.Warnings = out.warnings
+	return &res, nil
+}
+
+// mutationRequest is the write of the mutation named name: planOf gives
+// its plan for the catalog of the snapshot it is staged on (the caller's
+// compiled plan; for a write handed over by another process, its source
+// compiled there), and each staging leaves its counts in res.
+func (g *Graph) mutationRequest(branch, ifCommit, actor, name string, planOf func(*schema.Catalog) (*query.Plan, error), params map[string]any, res *MutationResult) writeRequest {
+	return writeRequest{
+		branch: branch, ifCommit: ifCommit, kind: commit.KindMutate, actor: actor, message: "mutate " + name,
 		prepare: func(ctx context.Context, snap *snapshot.Snapshot) (*prepared, error) {
+			plan, err := planOf(snap.Catalog())
+			if err != nil {
+				return nil, err
+			}
+			strict := false
+			for _, m := range plan.Mutations {
+				if m.Kind != query.MutInsertNode && m.Kind != query.MutInsertEdge {
+					strict = true
+				}
+			}
 			x := &mutExec{snap: snap, cat: snap.Catalog(), vals: newMutValues(plan, params, g.now().UTC()),
 				nodes: map[string]*mutTable{}, edges: map[string]*mutTable{}}
 			if err := x.run(ctx, plan); err != nil {
 				return nil, err
 			}
-			res = MutationResult{AffectedNodes: x.affectedNodes, AffectedEdges: x.affectedEdges}
+			*res = MutationResult{AffectedNodes: x.affectedNodes, AffectedEdges: x.affectedEdges}
 			if x.affectedNodes == 0 && x.affectedEdges == 0 {
 				// Still carries its reads: a rerun after a lost race that
 				// now matches nothing is a conflict, not a silent no-op.
@@ -86,16 +121,7 @@ func (g *Graph) Mutate(ctx context.Context, branch string, plan *query.Plan, par
 			}
 			return &prepared{delta: d, strict: strict, rows: x.reads}, nil
 		},
-	})
-	if err != nil {
-		return nil, err
 	}
-	if c != nil {
-		ci := commitInfo(c, branch)
-		res.Commit = &ci
-	}
-	res.Warnings = out.warnings
-	return &res, nil
 }
 
 // mutTable is the staging overlay of one type: pending row images shadow

@@ -76,6 +76,9 @@ type writeRequest struct {
 	forkAt *commit.ID
 	// created, if set, reports whether this write created the branch.
 	created *bool
+	// forward, if set, is the write as another process can run it: it may
+	// be handed to the holder of the branch's turn (forward.go).
+	forward *forwardSpec
 }
 
 // Group commit bounds (DESIGN §9).
@@ -178,6 +181,16 @@ type queuedWrite struct {
 	// commit.
 	staged map[string]string
 	pub    commit.PublishRequest
+
+	// Forwarding (forward.go). remote is the outcome another process
+	// reported for this write, which it ran; foreign marks a write another
+	// process proposed and this leader runs. maybePublished: the write
+	// failed after a CAS that may have landed, with stagedCommit (set
+	// before each CAS of a batch with foreign writes) as its commit.
+	remote         *forwardResult
+	foreign        *foreignSlot
+	maybePublished bool
+	stagedCommit   string
 }
 
 func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
@@ -190,6 +203,9 @@ func (w *queuedWrite) finish(c *commit.Commit, p *prepared, err error) {
 type writeOutcome struct {
 	prep     *prepared
 	warnings []string
+	// remote: the write was run by another process, which reported this
+	// (forward.go).
+	remote *forwardResult
 }
 
 // runWrite is the common write pipeline (docs/write-path.md): capture the
@@ -231,7 +247,7 @@ func (g *Graph) runWrite(ctx context.Context, req writeRequest) (*commit.Commit,
 		return nil, writeOutcome{}, err
 	}
 	result := func() (*commit.Commit, writeOutcome, error) {
-		return w.commit, writeOutcome{prep: w.prep, warnings: w.warnings}, w.err
+		return w.commit, writeOutcome{prep: w.prep, warnings: w.warnings, remote: w.remote}, w.err
 	}
 	if err := ctx.Err(); err != nil {
 		return untaken(err)
@@ -406,13 +422,21 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				g.discard(ctx, w.ledger)
 			} else {
 				w.ledger.Keep()
+				w.maybePublished = true
 			}
 			w.finish(nil, nil, err)
 		}
 	}
+	// foreign holds the writes other processes proposed and this batch
+	// claimed; it claims only while this handle holds the branch's turn
+	// (forward.go).
+	var foreign *foreignBatch
 	more := func() {
 		if pull != nil && len(live) < g.maxBatch {
 			live = append(live, pull(g.maxBatch-len(live))...)
+		}
+		if foreign != nil {
+			live = append(live, foreign.claim(g.maxBatch-len(live))...)
 		}
 	}
 	// A rebase names the fragments an earlier round sent for the same rows
@@ -428,6 +452,28 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 	// another process holds the turn.
 	turnAsked := false
 	newBranch := len(live) > 0 && live[0].req.forkAt != nil
+	// Where processes can hand writes to the turn's holder, the batch
+	// takes the turn before it stages if the turn is free, and then stages
+	// what other processes proposed with its own; if another process holds
+	// it, the batch is proposed to that process instead (forward.go).
+	if g.mail != nil && pull != nil && !newBranch {
+		more()
+		var release func()
+		live, release = g.leadOrForward(ctx, branch, live)
+		if release != nil {
+			turnAsked = true
+			defer release()
+			foreign = &foreignBatch{g: g, branch: branch}
+			defer foreign.answer() // before the release: deferred after it
+			if err := failpoint.Hit(FPForwardTurn); err != nil {
+				fail(live, err, true)
+				return
+			}
+		}
+		if len(live) == 0 && foreign == nil {
+			return
+		}
+	}
 	var head commit.Head
 	var base *commit.Commit
 	var err error
@@ -626,6 +672,14 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				g.discard(ctx, cl)
 			}
 			fail(members, err, true)
+		}
+		if foreign != nil {
+			if err := foreign.pending(members, chain); err != nil {
+				_ = storage.Flush(bctx)
+				settle()
+				unpublished(err)
+				return
+			}
 		}
 		if err := failpoint.Hit(FPBeforePublish); err != nil {
 			_ = storage.Flush(bctx)

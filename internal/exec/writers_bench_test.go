@@ -189,12 +189,12 @@ func TestWriterProcHelper(t *testing.T) {
 	if spec == "" {
 		t.Skip("run by BenchmarkWriterProcesses")
 	}
-	parts := strings.Split(spec, ",") // dir,writer,n,procs
+	parts := strings.Split(spec, ",") // dir,writer,n,procs,noForward
 	w, _ := strconv.Atoi(parts[1])
 	n, _ := strconv.Atoi(parts[2])
 	procs, _ := strconv.Atoi(parts[3])
 	ctx := context.Background()
-	g, err := Open(ctx, writersStore(t, parts[0], 0), Options{})
+	g, err := Open(ctx, writersStore(t, parts[0], 0), Options{NoForwardWrites: parts[4] == "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestWriterProcHelper(t *testing.T) {
 		// The writers' rows are split between the processes: one process
 		// updates all of them in turn, each of 8 processes its own.
 		key := fmt.Sprintf("w%d", w+procs*(i%(writerProcRows/procs)))
-		_, err := g.Mutate(ctx, "main", plan, map[string]any{"k": key, "v": int64(i + 1)}, MutateOptions{})
+		_, err := g.Mutate(ctx, "main", plan, map[string]any{"k": key, "v": int64(i + 1)}, MutateOptions{Source: linQueries})
 		switch {
 		case errors.Is(err, ErrContention):
 			gaveUp++ // a documented outcome: the client retries
@@ -233,22 +233,25 @@ const writerSpanTag = "omnigraph-writer-span"
 
 // BenchmarkWriterProcesses measures cross-process contention: the same
 // keyed updates of 8 rows of one table on local disk, issued by one OS
-// process (round robin over the rows) or by 8 (each its own row; no group
-// commit between them: only the turns and the ref CAS). Both graphs hold
-// the 8 rows, so both tables take the same shape (one small fragment per
-// row, inline compactions as they come). x_vs_1 is the throughput of 8
-// processes over that of one in the same run; ≥ 1 means more processes
-// never collapse throughput. A run's time is from the first write's start
-// in any process to the last write's end (each process reports its span),
-// so process start-up is outside it.
+// process (round robin over the rows) or by 8 (each its own row), with
+// writes handed to the turn's holder (forward.go: one group commit for the
+// writes of several processes) and without (the processes take turns, one
+// batch each). The graphs hold the 8 rows, so every table takes the same
+// shape (one small fragment per row, inline compactions as they come).
+// x_vs_1 is the throughput of 8 processes over that of one in the same
+// run, x_vs_1_noforward the same without forwarding; ≥ 1 means more
+// processes never collapse throughput. A run's time is from the first
+// write's start in any process to the last write's end (each process
+// reports its span), so process start-up is outside it.
 //
-// The two graphs are made first and kept until the end, and the rounds run
-// in the order 1, 8, 8, 1 (b.N/2 writes a round): on a file system where
-// creating a file costs more while many files were deleted recently (ext4
-// without a journal skips every inode freed in the last few minutes, one
-// lookup each), the configuration measured right after another one's
-// clean-up, or after the other's writes, would pay for them. In this
-// order each configuration follows the same amount of the other's work.
+// The graphs are made first and kept until the end, and the rounds run
+// in the order 1, 8, 8 without forwarding, and back (b.N/2 writes a
+// round): on a file system where creating a file costs more while many
+// files were deleted recently (ext4 without a journal skips every inode
+// freed in the last few minutes, one lookup each), the configuration
+// measured right after another one's clean-up, or after the other's
+// writes, would pay for them. In this order each configuration follows
+// the same amount of the others' work.
 //
 //	go test -run '^$' -bench 'BenchmarkWriterProcesses' -benchtime 400x ./internal/exec
 func BenchmarkWriterProcesses(b *testing.B) {
@@ -256,36 +259,43 @@ func BenchmarkWriterProcesses(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	type config struct {
+		procs     int
+		noForward bool
+	}
+	one, eight, eightNF := config{1, false}, config{8, false}, config{8, true}
 	root := b.TempDir()
-	dirs := map[int]string{}
-	for _, procs := range []int{1, 8} {
-		dir := filepath.Join(root, fmt.Sprintf("g%d", procs))
+	dirs := map[config]string{}
+	for i, c := range []config{one, eight, eightNF} {
+		dir := filepath.Join(root, fmt.Sprintf("g%d", i))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
 		writersGraph(b, writersStore(b, dir, 0), writerProcRows)
-		dirs[procs] = dir
+		dirs[c] = dir
 	}
 	half := max(1, b.N/2)
-	spans := map[int]time.Duration{}
-	writes := map[int]int{}
+	spans := map[config]time.Duration{}
+	writes := map[config]int{}
 	b.ResetTimer()
-	for _, procs := range []int{1, 8, 8, 1} {
-		each := max(1, half/procs)
-		spans[procs] += writerProcsRound(b, bin, dirs[procs], procs, each)
-		writes[procs] += each * procs
+	for _, c := range []config{one, eight, eightNF, eightNF, eight, one} {
+		each := max(1, half/c.procs)
+		spans[c] += writerProcsRound(b, bin, dirs[c], c.procs, each, c.noForward)
+		writes[c] += each * c.procs
 	}
 	b.StopTimer()
-	rate := func(procs int) float64 { return float64(writes[procs]) / spans[procs].Seconds() }
-	b.ReportMetric(rate(1), "writes/s_1proc")
-	b.ReportMetric(rate(8), "writes/s_8procs")
-	b.ReportMetric(rate(8)/rate(1), "x_vs_1")
+	rate := func(c config) float64 { return float64(writes[c]) / spans[c].Seconds() }
+	b.ReportMetric(rate(one), "writes/s_1proc")
+	b.ReportMetric(rate(eight), "writes/s_8procs")
+	b.ReportMetric(rate(eightNF), "writes/s_8procs_noforward")
+	b.ReportMetric(rate(eight)/rate(one), "x_vs_1")
+	b.ReportMetric(rate(eightNF)/rate(one), "x_vs_1_noforward")
 }
 
 // writerProcsRound runs procs TestWriterProcHelper processes on the graph
 // in dir, each writing each times, and returns the span from the first
 // write's start to the last write's end.
-func writerProcsRound(b *testing.B, bin, dir string, procs, each int) time.Duration {
+func writerProcsRound(b *testing.B, bin, dir string, procs, each int, noForward bool) time.Duration {
 	var mu sync.Mutex
 	var first, last int64
 	var wg sync.WaitGroup
@@ -294,7 +304,7 @@ func writerProcsRound(b *testing.B, bin, dir string, procs, each int) time.Durat
 		go func() {
 			defer wg.Done()
 			cmd := osexec.Command(bin, "-test.run=^TestWriterProcHelper$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("OMNIGRAPH_WRITER_PROC=%s,%d,%d,%d", dir, p, each, procs))
+			cmd.Env = append(os.Environ(), fmt.Sprintf("OMNIGRAPH_WRITER_PROC=%s,%d,%d,%d,%t", dir, p, each, procs, noForward))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				b.Errorf("process %d: %v\n%s", p, err, out)

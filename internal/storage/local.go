@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -647,76 +646,3 @@ func (l *Local) walk(ctx context.Context, dirKey, namePrefix, startAfter string,
 	}
 	return nil
 }
-
-// Serialize implements Serializer: it holds an exclusive flock on
-// <root>/.locks/serial-<hash of name> until release. It is cooperative and
-// machine-local: writers in several processes on one graph directory take
-// turns instead of racing the ref CAS, which decides correctness whatever
-// happens here. Waiting blocks in the kernel (the turn passes the moment
-// it is released), ends with ctx, and is not FIFO; a process that dies
-// holding it releases it with its descriptors. Inside one
-// process turns are not taken: when another handle of this process holds
-// the name, Serialize returns at once with a no-op release (the handles
-// race by CAS as before), so a holder can never wait for itself.
-func (l *Local) Serialize(ctx context.Context, name string) (release func(), err error) {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	path := filepath.Join(l.root, lockDir, fmt.Sprintf("serial-%08x", h.Sum32()))
-	serialMu.Lock()
-	if serialHeld[path] {
-		serialMu.Unlock()
-		return func() {}, nil
-	}
-	serialHeld[path] = true
-	serialMu.Unlock()
-	unhold := func() {
-		serialMu.Lock()
-		delete(serialHeld, path)
-		serialMu.Unlock()
-	}
-	lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		unhold()
-		return nil, err
-	}
-	// A blocking flock, so that the kernel hands the turn over the moment
-	// its holder releases it; polling with LOCK_NB left the branch idle
-	// for up to the poll interval at every handoff, which with several
-	// processes writing one at a time was a quarter of the wall time. The
-	// wait itself cannot be interrupted, so it runs on its own goroutine:
-	// a caller whose context ends returns at once, and a turn granted
-	// after that is released as soon as it is granted.
-	fd := int(lf.Fd())
-	granted := make(chan error, 1)
-	go func() {
-		for {
-			err := unix.Flock(fd, unix.LOCK_EX)
-			if err != unix.EINTR {
-				granted <- err
-				return
-			}
-		}
-	}()
-	select {
-	case err := <-granted:
-		if err != nil {
-			lf.Close()
-			unhold()
-			return nil, err
-		}
-		return func() { lf.Close(); unhold() }, nil // closing releases the flock
-	case <-ctx.Done():
-		unhold()
-		go func() {
-			<-granted
-			lf.Close() // releases a turn granted too late, or frees the descriptor
-		}()
-		return nil, ctx.Err()
-	}
-}
-
-// serialHeld marks the serial lock files this process holds (Serialize).
-var (
-	serialMu   sync.Mutex
-	serialHeld = map[string]bool{}
-)

@@ -83,16 +83,83 @@ type Serializer interface {
 
 // SerializerOf finds a Serializer in st or under its wrappers (stores with
 // an Inner method).
-func SerializerOf(st Store) (Serializer, bool) {
+func SerializerOf(st Store) (Serializer, bool) { return capabilityOf[Serializer](st) }
+
+// capabilityOf finds an implementation of C in st or under its wrappers.
+func capabilityOf[C any](st Store) (C, bool) {
 	for st != nil {
-		if s, ok := st.(Serializer); ok {
-			return s, true
+		if c, ok := st.(C); ok {
+			return c, true
 		}
 		w, ok := st.(interface{ Inner() Store })
 		if !ok {
-			return nil, false
+			break
 		}
 		st = w.Inner()
 	}
-	return nil, false
+	var zero C
+	return zero, false
 }
+
+// TurnState is what Mailbox.TryTurn found.
+type TurnState uint8
+
+const (
+	// TurnTaken: the caller holds the turn now.
+	TurnTaken TurnState = iota + 1
+	// TurnInProcess: another handle of this process holds it; the caller
+	// does not, and proceeds as if there were no turns (handles of one
+	// process race by CAS).
+	TurnInProcess
+	// TurnBusy: another process holds it.
+	TurnBusy
+)
+
+// Proposal is a write handed to the holder of a turn (Mailbox.Claim): its
+// id and its proposer's encoding, which the store does not read.
+type Proposal struct {
+	ID   string
+	Data []byte
+}
+
+// Mailbox is implemented by stores on which a writer can hand its writes
+// to the process that holds the turn on a name, which commits them with
+// its own (Local: files beside the turn's lock). It is the transport of
+// the cross-process group commit (docs/write-path.md, "Writes handed to
+// the turn's holder"); like Serializer it decides nothing about
+// correctness: the CAS does, and the engine checks every outcome it is
+// told against the commit chain it can read.
+//
+// A proposer puts a proposal (Propose), then waits for its receipt or for
+// the turn. The holder of the turn takes proposals (Claim, atomic against
+// Withdraw: exactly one of them succeeds for an id), and answers each with
+// a receipt (Reply) before it releases the turn. Ids are chosen by the
+// proposer, unique and ordered by time (ULIDs), one file name element.
+type Mailbox interface {
+	Serializer
+	// Turn is Serialize, reporting whether the caller holds the turn (own)
+	// or another handle of this process does (the release is a no-op).
+	Turn(ctx context.Context, name string) (release func(), own bool, err error)
+	// TryTurn takes the turn on name if no one holds it, without waiting;
+	// release is nil unless st is TurnTaken or TurnInProcess (a no-op).
+	TryTurn(name string) (release func(), st TurnState, err error)
+	// Propose puts a proposal for the holder of name's turn.
+	Propose(name, id string, data []byte) error
+	// Withdraw takes a proposal back: true if it was not claimed (it never
+	// will be), false if a holder claimed it.
+	Withdraw(name, id string) (bool, error)
+	// Claim takes up to max proposals, oldest first. Only the holder of
+	// the turn claims.
+	Claim(name string, max int) ([]Proposal, error)
+	// Reply sets (or replaces) the receipt of claimed proposals: pending
+	// (written before a CAS) or final. One receipt answers them all.
+	Reply(name string, ids []string, final bool, receipt []byte) error
+	// Receipt returns the receipt of id, final if there is one, else the
+	// pending one; ErrNotFound if there is none.
+	Receipt(name, id string) (receipt []byte, final bool, err error)
+	// Forget removes whatever the mailbox holds of id.
+	Forget(name, id string) error
+}
+
+// MailboxOf finds a Mailbox in st or under its wrappers.
+func MailboxOf(st Store) (Mailbox, bool) { return capabilityOf[Mailbox](st) }
