@@ -195,16 +195,14 @@ func (g *Graph) leadOrForward(ctx context.Context, branch string, ws []*queuedWr
 	return g.forward(ctx, branch, ws)
 }
 
-// turnWait is the outcome of one wait for the turn (storage.Mailbox.Turn).
-type turnWait struct {
-	release func()
-	own     bool
-	err     error
-}
-
 // forward proposes ws to the holder of branch's turn and waits for the
 // outcome (see the comment at the top of this file). It returns the
 // writes to run here and, if it ends holding the turn, its release.
+//
+// It waits by polling, for its receipt and for the turn (without
+// waiting: TryTurn), on one ticker: a blocking wait for the turn would
+// leave a thread in flock(2) behind every proposal answered before its
+// proposer got the turn, until the turn passed.
 func (g *Graph) forward(ctx context.Context, branch string, ws []*queuedWrite) ([]*queuedWrite, func()) {
 	name := turnName(branch)
 	doc := proposalDoc{Version: forwardVersion, Deadline: time.Now().Add(g.retryBudget).UnixMilli()}
@@ -219,85 +217,49 @@ func (g *Graph) forward(ctx context.Context, branch string, ws []*queuedWrite) (
 	if err := g.mail.Propose(name, id, data); err != nil {
 		return ws, nil
 	}
-	// Waiting for the turn runs beside the polls for the receipt; a turn
-	// granted after this function stopped waiting is released at once.
-	var turns chan turnWait
-	var stopTurn context.CancelFunc
-	arm := func() {
-		turns = make(chan turnWait, 1)
-		tctx, cancel := context.WithTimeout(ctx, g.retryBudget)
-		stopTurn = cancel
-		go func(out chan turnWait) {
-			rel, own, err := g.mail.Turn(tctx, name)
-			out <- turnWait{rel, own, err}
-		}(turns)
-	}
-	// disarm waits for the wait to end (at once, once cancelled) so that
-	// this process no longer counts as waiting for the turn when it
-	// returns: a later TryTurn of this process would otherwise find the
-	// turn held in-process and go ahead without it.
-	disarm := func() {
-		if turns == nil {
-			return
-		}
-		stopTurn()
-		if t := <-turns; t.release != nil {
-			t.release()
-		}
-		turns = nil
-	}
-	defer disarm()
-	arm()
+	start := time.Now()
 	poll := forwardPollMin
 	timer := time.NewTimer(poll)
 	defer timer.Stop()
 	claimed := false // the proposal was seen claimed: wait for its outcome
 	for {
-		select {
-		case t := <-turns:
-			turns = nil
-			stopTurn()
-			if t.err == nil && t.own {
-				return g.forwardWithTurn(ctx, branch, id, ws, t.release)
+		<-timer.C
+		if rs, final, ok := g.receipt(name, id); ok && final {
+			_ = g.mail.Forget(name, id)
+			return g.settleForwarded(ctx, branch, ws, rs, false), nil
+		}
+		// A write was cancelled, or the wait is past the retry budget:
+		// take the proposal back if nobody claimed it; the writes then run
+		// here (the cancelled ones end at their staging).
+		giveUp := time.Since(start) > g.retryBudget
+		for _, w := range ws {
+			giveUp = giveUp || w.ctx.Err() != nil
+		}
+		if giveUp && !claimed {
+			if ok, err := g.mail.Withdraw(name, id); err == nil && ok {
+				return ws, nil
 			}
-			if t.release != nil {
-				t.release() // another handle of this process holds the turn
-			}
+			claimed = true
+		}
+		release, st, err := g.mail.TryTurn(name)
+		switch {
+		case err != nil, st == storage.TurnBusy:
+		case st == storage.TurnTaken:
+			return g.forwardWithTurn(ctx, branch, id, ws, release)
+		case st == storage.TurnInProcess:
+			// Another handle of this process holds the turn: it may claim
+			// the proposal; if it has not, race by CAS as without
+			// forwarding.
+			release()
 			if !claimed {
 				if ok, err := g.mail.Withdraw(name, id); err == nil && ok {
-					return ws, nil // as without forwarding: race by CAS
+					return ws, nil
 				}
 				claimed = true
 			}
-			// Claimed: the receipt will come (its holder lives) or the
-			// turn (its holder died) — wait for either.
-			arm()
-		case <-timer.C:
-			if rs, final, ok := g.receipt(name, id); ok && final {
-				_ = g.mail.Forget(name, id)
-				return g.settleForwarded(ctx, branch, ws, rs, false), nil
-			}
-			if !claimed {
-				for _, w := range ws {
-					if w.ctx.Err() == nil {
-						continue
-					}
-					// A write was cancelled: take the proposal back if it
-					// was not claimed; the writes then run (and the
-					// cancelled ones end) here.
-					if ok, err := g.mail.Withdraw(name, id); err == nil && ok {
-						return ws, nil
-					}
-					claimed = true
-					break
-				}
-			}
-			if turns == nil {
-				arm()
-			}
-			poll = min(2*poll, forwardPollMax)
-			timer.Reset(poll)
 		}
+		poll = min(2*poll, forwardPollMax)
+		timer.Reset(poll)
 	}
 }
 
