@@ -11,11 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnigraph-go/omnigraph/internal/embed"
 	"github.com/omnigraph-go/omnigraph/internal/failpoint"
 )
 
-// forwardProcEnv carries a TestForwardHelper's job: dir|actor|key|value.
+// forwardProcEnv carries a TestForwardHelper's job (forwardJob as JSON).
 const forwardProcEnv = "OMNIGRAPH_FORWARD_PROC"
+
+// forwardJob is one mutation a TestForwardHelper runs on the graph in Dir.
+type forwardJob struct {
+	Dir, Actor, Source, Name string
+	Params                   map[string]any
+}
 
 // forwardReport is what a TestForwardHelper prints after its write.
 type forwardReport struct {
@@ -33,15 +40,16 @@ func TestForwardHelper(t *testing.T) {
 	if spec == "" {
 		t.Skip("child process of the forwarding tests")
 	}
-	p := strings.Split(spec, "|")
+	var job forwardJob
+	if err := json.Unmarshal([]byte(spec), &job); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	g, err := Open(ctx, writersStore(t, p[0], 0), Options{})
+	g, err := Open(ctx, writersStore(t, job.Dir, 0), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v int64
-	fmt.Sscan(p[3], &v)
-	res, err := g.Mutate(ctx, "main", linPlans(t, g)["upd"], map[string]any{"k": p[2], "v": v}, MutateOptions{Actor: p[1], Source: linQueries})
+	res, err := g.Mutate(ctx, "main", headPlan(t, g, job.Source, job.Name), job.Params, MutateOptions{Actor: job.Actor, Source: job.Source})
 	var rep forwardReport
 	if err != nil {
 		rep.Err = err.Error()
@@ -62,7 +70,7 @@ type forwardChild struct {
 	done chan error
 }
 
-func startForwardChild(t *testing.T, dir, actor, key string, v int, env ...string) *forwardChild {
+func startForwardChild(t *testing.T, job forwardJob, env ...string) *forwardChild {
 	t.Helper()
 	bin, err := os.Executable()
 	if err != nil {
@@ -70,7 +78,11 @@ func startForwardChild(t *testing.T, dir, actor, key string, v int, env ...strin
 	}
 	c := &forwardChild{done: make(chan error, 1)}
 	c.cmd = osexec.Command(bin, "-test.run=^TestForwardHelper$", "-test.count=1")
-	c.cmd.Env = append(append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s|%d", forwardProcEnv, dir, actor, key, v)), env...)
+	spec, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Env = append(append(os.Environ(), forwardProcEnv+"="+string(spec)), env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -148,14 +160,17 @@ func TestForwardedWrite(t *testing.T) {
 			if tc.holderPoints != "" {
 				points += "," + tc.holderPoints
 			}
-			holder := startForwardChild(t, dir, "holder", "w0", 10, failpoint.EnvVar+"="+points, failpoint.BarrierEnv+"="+bdir)
+			upd := func(actor, key string, v int) forwardJob {
+				return forwardJob{Dir: dir, Actor: actor, Source: linQueries, Name: "upd", Params: map[string]any{"k": key, "v": v}}
+			}
+			holder := startForwardChild(t, upd("holder", "w0", 10), failpoint.EnvVar+"="+points, failpoint.BarrierEnv+"="+bdir)
 			waitForFile(t, filepath.Join(bdir, "arrived-*"))
 			var penv []string
 			if !tc.proposerLeads {
 				// A proposer that leads instead of handing over fails.
 				penv = append(penv, failpoint.EnvVar+"="+FPForwardTurn+"=error")
 			}
-			proposer := startForwardChild(t, dir, "proposer", "w1", 20, penv...)
+			proposer := startForwardChild(t, upd("proposer", "w1", 20), penv...)
 			waitForFile(t, filepath.Join(dir, ".locks", "mail-*", "p-*"))
 			if err := os.WriteFile(filepath.Join(bdir, "go"), nil, 0o644); err != nil {
 				t.Fatal(err)
@@ -220,4 +235,97 @@ func acctValue(t *testing.T, g *Graph, k string) int64 {
 	}
 	t.Fatalf("no Acct %s", k)
 	return 0
+}
+
+// forwardSchema has a @unique property and an @embed target, for writes
+// the turn's holder does not apply.
+const forwardSchema = `
+node Doc {
+    name: String @key
+    tag: String? @unique
+    text: String?
+    vec: Vector(2)? @embed(text)
+}
+`
+
+const forwardQueries = `
+query tag($k: String, $t: String) { update Doc set { tag: $t } where name = $k }
+query text($k: String, $x: String) { update Doc set { text: $x } where name = $k }
+`
+
+// TestForwardedWriteNotApplied: a write the holder does not apply comes
+// back to its proposer, which runs it itself: one that fails there (a
+// @unique value the holder's own write took) fails with the proposer's
+// own typed error and leaves no commit; one the holder must not run (it
+// writes a type with an @embed target, whose embedding is the proposer's
+// to compute) lands once, committed by the proposer after the holder's.
+func TestForwardedWriteNotApplied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocesses")
+	}
+	cases := []struct {
+		name                   string
+		holderParams, proposed map[string]any
+		proposedQuery          string
+		wantErr                string // "" = the proposer's write lands
+	}{
+		{name: "fails at the holder and again in its process", proposedQuery: "tag",
+			holderParams: map[string]any{"k": "d0", "t": "x"}, proposed: map[string]any{"k": "d1", "t": "x"},
+			wantErr: "unique"},
+		{name: "an @embed target runs in its own process", proposedQuery: "text",
+			holderParams: map[string]any{"k": "d0", "t": "y"}, proposed: map[string]any{"k": "d1", "x": "hello"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, bdir := t.TempDir(), t.TempDir()
+			ctx := context.Background()
+			g := mustInit(t, writersStore(t, dir, 0), "doc.pg", forwardSchema, "setup", Options{})
+			if _, err := g.Load(ctx, strings.NewReader(`{"type":"Doc","data":{"name":"d0"}}`+"\n"+`{"type":"Doc","data":{"name":"d1"}}`+"\n"), LoadRequest{Mode: LoadAppend}); err != nil {
+				t.Fatal(err)
+			}
+			holder := startForwardChild(t, forwardJob{Dir: dir, Actor: "holder", Source: forwardQueries, Name: "tag", Params: tc.holderParams},
+				failpoint.EnvVar+"="+FPForwardTurn+"=barrier", failpoint.BarrierEnv+"="+bdir)
+			waitForFile(t, filepath.Join(bdir, "arrived-*"))
+			// Only the proposer can embed (the mock provider): had the holder
+			// run the @embed write, the vector would stay null.
+			proposer := startForwardChild(t, forwardJob{Dir: dir, Actor: "proposer", Source: forwardQueries, Name: tc.proposedQuery, Params: tc.proposed},
+				embed.EnvMock+"=1")
+			waitForFile(t, filepath.Join(dir, ".locks", "mail-*", "p-*"))
+			if err := os.WriteFile(filepath.Join(bdir, "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, rep := holder.wait(t); code != 0 || rep == nil || rep.Err != "" {
+				t.Fatalf("holder: exit %d, %+v\n%s", code, rep, holder.out.String())
+			}
+			code, rep := proposer.wait(t)
+			if code != 0 || rep == nil {
+				t.Fatalf("proposer: exit %d\n%s", code, proposer.out.String())
+			}
+			log, err := g.Log(ctx, "main", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine []CommitInfo
+			for _, c := range log {
+				if c.Actor == "proposer" {
+					mine = append(mine, c)
+				}
+			}
+			if tc.wantErr != "" {
+				if !strings.Contains(rep.Err, tc.wantErr) || len(mine) != 0 {
+					t.Fatalf("proposer: %+v, commits %+v; want its own %q error and no commit", rep, mine, tc.wantErr)
+				}
+				return
+			}
+			if rep.Err != "" || len(mine) != 1 || mine[0].ID != rep.Commit || log[0].ID != rep.Commit || log[1].Actor != "holder" {
+				t.Fatalf("proposer: %+v, commits %+v; want one commit after the holder's", rep, log[:2])
+			}
+			_, rows := liveNodes(t, g, Target{}, "Doc")
+			for i := range rows.IDs {
+				if cell(rows, i, "name") == "d1" && cell(rows, i, "vec") == nil {
+					t.Fatal("d1's vector is null: the holder ran the @embed write")
+				}
+			}
+		})
+	}
 }
