@@ -43,6 +43,11 @@ var crashPoints = []string{
 	// a group commit's deferred fragment made for a read (no durable step;
 	// a CLI write is a batch of one and never reaches it)
 	"table/deferred-encode",
+	// a batch taking the branch's turn to lead (every CLI write on a local
+	// graph), and the steps of committing writes other processes handed
+	// over (a CLI write alone has none: TestForwardedWrite kills a holder
+	// at each of them)
+	"exec/forward-turn", "exec/forward-claimed", "exec/forward-pending",
 	// internal/commit publish
 	"commit/before-commit-object", "commit/after-commit-object", "commit/before-cas", "commit/after-cas",
 	"exec/after-publish",
