@@ -185,11 +185,14 @@ func turnName(branch string) string { return "refs/heads/" + branch }
 func (g *Graph) leadOrForward(ctx context.Context, branch string, ws []*queuedWrite) ([]*queuedWrite, func()) {
 	release, st, err := g.mail.TryTurn(turnName(branch))
 	switch {
-	case err != nil || st == storage.TurnInProcess:
+	case err != nil:
 		return ws, nil
 	case st == storage.TurnTaken:
 		return ws, release
-	case !forwardable(ws):
+	case st == storage.TurnInProcess:
+		release() // a no-op: another handle of this process holds it
+	}
+	if !forwardable(ws) {
 		return ws, nil
 	}
 	return g.forward(ctx, branch, ws)
@@ -247,16 +250,10 @@ func (g *Graph) forward(ctx context.Context, branch string, ws []*queuedWrite) (
 		case st == storage.TurnTaken:
 			return g.forwardWithTurn(ctx, branch, id, ws, release)
 		case st == storage.TurnInProcess:
-			// Another handle of this process holds the turn: it may claim
-			// the proposal; if it has not, race by CAS as without
-			// forwarding.
+			// Another handle of this process holds the turn (or waits for
+			// it): it claims proposals like any holder, and it never waits
+			// for this one.
 			release()
-			if !claimed {
-				if ok, err := g.mail.Withdraw(name, id); err == nil && ok {
-					return ws, nil
-				}
-				claimed = true
-			}
 		}
 		poll = min(2*poll, forwardPollMax)
 		timer.Reset(poll)
