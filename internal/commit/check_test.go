@@ -47,10 +47,7 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.damage(t, mem, h, c)
-			fresh, err := Open(ctx, mem, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fresh := openRepo(t, mem)
 			rep, err := fresh.Check(ctx)
 			if tt.ok != (err == nil) {
 				t.Fatalf("Check = %+v, %v; want ok=%v", rep, err, tt.ok)

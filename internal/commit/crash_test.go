@@ -69,10 +69,7 @@ func TestCrashInProcess(t *testing.T) {
 			if p.atCAS {
 				s = &armAroundCAS{Store: s, fp: p.name, action: failpoint.Error}
 			}
-			r, err := Open(ctx, s, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, s)
 			var disable func()
 			if !p.atCAS {
 				disable = failpoint.Enable(p.name, failpoint.Error)

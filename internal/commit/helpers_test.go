@@ -214,3 +214,14 @@ func goldenRoundTrip(t *testing.T, c *Commit, golden string) *Commit {
 	}
 	return d
 }
+
+// openRepo opens the graph in st with default options, failing the test
+// on an error.
+func openRepo(t testing.TB, st storage.Store) *Repo {
+	t.Helper()
+	r, err := Open(context.Background(), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -171,10 +171,7 @@ func TestMergeBaseReadsOnlyAboveBase(t *testing.T) {
 		dev, _, _ = w.Publish(ctx, PublishRequest{Branch: "dev", Base: dev, Kind: KindMutate})
 	}
 	cs := storage.NewCounting(mem)
-	r, err := Open(ctx, cs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, cs)
 	cs.Reset()
 	base, err := r.MergeBase(ctx, h.Commit, dev.Commit)
 	if err != nil || base.ID != fork {

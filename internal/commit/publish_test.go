@@ -34,10 +34,7 @@ func TestPublishBasics(t *testing.T) {
 	}
 
 	// A fresh handle sees exactly what was published.
-	r2, err := Open(ctx, r.store, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := openRepo(t, r.store)
 	got, gc, err := r2.Resolve(ctx, MainBranch)
 	if err != nil || got != h1 || !maps.Equal(gc.Tables, want) {
 		t.Fatalf("resolve %+v %+v %v", got, gc, err)
@@ -135,10 +132,7 @@ func TestPublishAmbiguousCAS(t *testing.T) {
 			_, h0 := initGraph(t, mem)
 			faulty := storage.NewFaulty(mem)
 			faulty.Inject(tt.fault)
-			r, err := Open(ctx, faulty, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, faulty)
 			h, c, err := publishOne(ctx, r, h0, "node:Person", 1)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
@@ -207,10 +201,7 @@ func TestPublishOutcomeUnknown(t *testing.T) {
 	mem := storage.NewMem()
 	_, h0 := initGraph(t, mem)
 	faulty := storage.NewFaulty(mem)
-	r, err := Open(ctx, faulty, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, faulty)
 	state, err := writeOneRow(ctx, faulty, "node:Person", 1)
 	if err != nil {
 		t.Fatal(err)
