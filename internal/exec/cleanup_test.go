@@ -115,10 +115,7 @@ func TestCleanupKeepsBranches(t *testing.T) {
 	if len(res.Kept) != 4 {
 		t.Fatalf("kept %v", res.Kept)
 	}
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	for _, b := range branches {
 		if got := maintContent(t, h, Target{Branch: b}); got != content[b] {
 			t.Fatalf("branch %s changed", b)
@@ -186,10 +183,7 @@ func TestCleanupGrace(t *testing.T) {
 		t.Fatalf("nothing removed after the grace period: %+v", res)
 	}
 	// A fresh handle: g's cache may still serve what it read before.
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	if _, err := h.Resolve(ctx, Target{Snapshot: prev}); !errors.Is(err, ErrCommitReclaimed) {
 		t.Fatalf("old head: %v", err)
 	}
@@ -206,10 +200,7 @@ func TestCleanupOlderThan(t *testing.T) {
 	if _, err := g.Cleanup(ctx, CleanupOptions{OlderThan: time.Hour, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	if _, err := h.Resolve(ctx, Target{Snapshot: recent}); err != nil {
 		t.Fatalf("recent commit: %v", err)
 	}
@@ -298,10 +289,7 @@ func TestCleanupCrashPoints(t *testing.T) {
 				_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
 				return err
 			})
-			h, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{})
 			if got := maintContent(t, h, Target{Branch: "feature"}); got != want {
 				t.Fatal("branch changed")
 			}

@@ -204,10 +204,7 @@ func TestEngineWarmSnapshotReadsOnlyRef(t *testing.T) {
 	engFixtureOn(t, mem)
 	cnt := storage.NewCounting(mem)
 	ctx := context.Background()
-	g, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, cnt, Options{})
 	read := func() {
 		snap, err := g.Resolve(ctx, Target{})
 		if err != nil {

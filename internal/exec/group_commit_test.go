@@ -21,10 +21,7 @@ func groupFixture(t *testing.T, o Options) (g, h *Graph, st *storage.Counting) {
 	st = storage.NewCounting(storage.NewMem())
 	g = engFixtureOn(t, st)
 	o.NoAutoCompact = true
-	h, err := Open(context.Background(), st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h = mustOpen(t, st, o)
 	return g, h, st
 }
 

@@ -55,6 +55,13 @@ func mustInit(tb testing.TB, st storage.Store, file, src, actor string, o Option
 	return must(tb, g, err)
 }
 
+// mustOpen is Open (with a background context) that fails tb on error.
+func mustOpen(tb testing.TB, st storage.Store, o Options) *Graph {
+	tb.Helper()
+	g, err := Open(context.Background(), st, o)
+	return must(tb, g, err)
+}
+
 // localStore opens a local-disk store in dir, failing tb on error.
 func localStore(tb testing.TB, dir string) *storage.Local {
 	tb.Helper()

@@ -148,10 +148,7 @@ func TestMergeReadsFollowDeltaColdHandle(t *testing.T) {
 		cs := storage.NewCounting(storage.NewMem())
 		h, tgt := mergeFixture(t, cs, rows, 10)
 		h.branch("t", tgt)
-		g, err := Open(h.ctx, cs, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustOpen(t, cs, Options{})
 		// The fragment count, through the writing handle (g stays cold).
 		snap, err := h.g.Resolve(h.ctx, Target{Branch: "t"})
 		if err != nil {

@@ -209,10 +209,7 @@ func TestOptimizeRebasesOverWriters(t *testing.T) {
 	for _, other := range []string{"Person", "Company"} {
 		t.Run("racing insert into "+other, func(t *testing.T) {
 			g, st := maintFragmented(t)
-			h, err := Open(ctx, st, Options{NoAutoCompact: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{NoAutoCompact: true})
 			g.maint.testBeforePublish = func(attempt int) {
 				if attempt == 0 {
 					line := fmt.Sprintf(`{"type":%q,"data":{"name":"racer"}}`, other)
@@ -333,10 +330,7 @@ func TestOptimizeCrashPoints(t *testing.T) {
 				_, err := g.Optimize(ctx, "")
 				return err
 			})
-			h, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{})
 			if moved := !engSnap(t, h, "main").equal(before); moved != pt.visible {
 				t.Fatalf("head moved = %v, want %v", moved, pt.visible)
 			}

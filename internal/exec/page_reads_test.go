@@ -37,10 +37,7 @@ func TestColdProjectionReadsPages(t *testing.T) {
 		}
 	}
 	cnt := storage.NewCounting(st)
-	fresh, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
 	res, _, err := fresh.Query(ctx, Target{}, p, nil)
 	if err != nil {
@@ -58,10 +55,7 @@ func TestColdProjectionReadsPages(t *testing.T) {
 		t.Fatalf("names %v, want %v", names, want)
 	}
 	// The same rows as the warm path's (whole-table images) on a plain handle.
-	warm, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	warm := mustOpen(t, st, Options{})
 	for range 10 { // past the partial snapshots a handle serves first
 		if _, _, err := warm.Query(ctx, Target{}, p, nil); err != nil {
 			t.Fatal(err)

@@ -58,10 +58,7 @@ func TestEngineConcurrentInsertsLinear(t *testing.T) {
 // preceded by other's write, committed from a separate handle.
 func raceOnce(t *testing.T, g *Graph, other func(h *Graph) error) {
 	t.Helper()
-	h, err := Open(context.Background(), g.st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, g.st, Options{})
 	g.testBeforePublish = func(attempt int) {
 		if attempt == 0 {
 			if err := other(h); err != nil {

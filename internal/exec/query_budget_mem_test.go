@@ -286,10 +286,7 @@ func TestQueryRSSHelper(t *testing.T) {
 	}
 	ctx := context.Background()
 	st := localStore(t, dir)
-	g, err := Open(ctx, st, Options{CacheBytes: budgetCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, st, Options{CacheBytes: budgetCache})
 	p := headPlan(t, g, "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }", "q")
 	var rows [][]any
 	if os.Getenv("OMNIGRAPH_RSS_STREAM") == "true" {

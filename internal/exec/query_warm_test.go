@@ -86,10 +86,7 @@ func TestWarmQuerySeesOtherHandleWrites(t *testing.T) {
 		warmAge(t, g, "p5")
 	}
 	st := localStore(t, dir)
-	w, err := Open(t.Context(), st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustOpen(t, st, Options{})
 	set := peerPlan(t, w, "set_age")
 	for i := range 20 {
 		want := int64(100 + i)

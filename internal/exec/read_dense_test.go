@@ -167,10 +167,7 @@ func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
 		kept   bool
 	}{{"default budget", 0, true}, {"tiny budget", 64 << 10, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := Open(ctx, cs, Options{CacheBytes: tc.budget})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, cs, Options{CacheBytes: tc.budget})
 			var first []any
 			for i := range 2 {
 				cs.Reset()

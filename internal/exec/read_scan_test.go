@@ -141,14 +141,8 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	appendJSONL(t, g, bulk.String())
 	full := imageHandle(t, st)
 	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
-	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	roomy, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := mustOpen(t, st, Options{CacheBytes: 256 << 10})
+	roomy := mustOpen(t, st, Options{})
 	var plans []*query.Plan
 	for _, src := range []string{
 		`query q($name: String) { match { $p: Person { name: $name } } return { $p.age } }`,
@@ -216,10 +210,7 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 	p, _ := compileAt(t, snap, "q.gq", `query q() { match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c } }`).Query("q")
 	var want any
 	for _, indexPath := range []bool{false, true} {
-		h, err := Open(ctx, cnt, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := mustOpen(t, cnt, Options{})
 		h.snaps.SetIndexPath(indexPath)
 		cnt.Reset()
 		res, _, err := h.Query(ctx, Target{}, p, nil)

@@ -172,10 +172,7 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := storage.NewRecording(st)
-		fresh, err := Open(ctx, rec, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := mustOpen(t, rec, Options{})
 		got, _, err := fresh.Query(ctx, Target{}, p, params)
 		if err != nil {
 			t.Fatalf("query %d %s: %v", q, src, err)
@@ -217,10 +214,7 @@ func TestScalarIndexColdCountReads(t *testing.T) {
 	}
 	rec := storage.NewRecording(st)
 	cnt := storage.NewCounting(rec)
-	fresh, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
 	rec.Reset()
 	res, _, err := fresh.Query(ctx, Target{}, p, nil)
@@ -345,10 +339,7 @@ func TestScalarIndexDenseMatchesImages(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := storage.NewRecording(st)
-		dense, err := Open(ctx, rec, Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dense := mustOpen(t, rec, Options{CacheBytes: 64 << 10})
 		got, _, err := dense.Query(ctx, Target{}, p, map[string]any{"lim": 50})
 		if err != nil {
 			t.Fatal(err)
@@ -434,10 +425,7 @@ func TestScalarIndexCorruptIsTyped(t *testing.T) {
 		if _, err := st.Put(ctx, key, bad); err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := Open(ctx, st, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := mustOpen(t, st, Options{})
 		got, _, err := fresh.Query(ctx, Target{}, p, map[string]any{"lo": -100})
 		var ce *table.CorruptError
 		switch {

@@ -112,10 +112,7 @@ func coldRun(t *testing.T, mem storage.Store, src, name string, params map[strin
 	ctx := context.Background()
 	kl := newObjLog(mem)
 	cnt := storage.NewCounting(kl)
-	cold, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cold := mustOpen(t, cnt, Options{})
 	snap := resolve(t, cold, Target{})
 	p, err := compileAt(t, snap, "q.gq", src).Query(name)
 	if err != nil {
