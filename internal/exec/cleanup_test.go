@@ -47,10 +47,7 @@ func cleanupGraph(t *testing.T, opts ...Options) (*Graph, *storage.Mem, *fakeClo
 	o.Now = clk.Now
 	g := maintInit(t, st, o)
 	maintHistory(t, g, 0, 20)
-	log, err := g.Log(ctx, "main", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", 0)
 	for _, b := range []string{"feature", "other"} {
 		if _, err := g.repo.CreateBranch(ctx, b, mustID(t, log[0].ID)); err != nil {
 			t.Fatal(err)
@@ -345,10 +342,7 @@ func mustID(t *testing.T, s string) commit.ID {
 func checkFragmentIndexes(t *testing.T, g *Graph, branch string) {
 	t.Helper()
 	ctx := context.Background()
-	snap, err := g.Resolve(ctx, Target{Branch: branch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{Branch: branch})
 	n := 0
 	for tk := range snap.Commit().Tables {
 		st, err := snap.State(ctx, tk)

@@ -125,10 +125,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	// History: one linear chain base ← first ← the batch, each commit one
 	// write's, authored by it.
-	log, err := g.Log(ctx, "main", len(writes)+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", len(writes)+1)
 	if log[len(log)-1].ID != base {
 		t.Fatalf("chain does not start at the pre-batch head: %+v", log)
 	}

@@ -84,6 +84,20 @@ func resolve(tb testing.TB, g *Graph, at Target) *snapshot.Snapshot {
 	return must(tb, snap, err)
 }
 
+// queryAt runs the read plan p at target at, failing tb on error.
+func queryAt(tb testing.TB, g *Graph, at Target, p *query.Plan, params map[string]any) *eval.Result {
+	tb.Helper()
+	res, _, err := g.Query(context.Background(), at, p, params)
+	return must(tb, res, err)
+}
+
+// commitLog is g.Log (with a background context) that fails tb on error.
+func commitLog(tb testing.TB, g *Graph, branch string, limit int) []CommitInfo {
+	tb.Helper()
+	log, err := g.Log(context.Background(), branch, limit)
+	return must(tb, log, err)
+}
+
 // stateAt resolves at and reads the table state of tk.
 func stateAt(tb testing.TB, g *Graph, at Target, tk string) (*snapshot.Snapshot, *table.State) {
 	tb.Helper()

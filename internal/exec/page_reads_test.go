@@ -39,10 +39,7 @@ func TestColdProjectionReadsPages(t *testing.T) {
 	cnt := storage.NewCounting(st)
 	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
-	res, _, err := fresh.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := queryAt(t, fresh, Target{}, p, nil)
 	c := cnt.Snapshot()
 	read := c[storage.OpGet].Bytes + c[storage.OpGetRange].Bytes
 	var names []string
@@ -61,10 +58,7 @@ func TestColdProjectionReadsPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wres, _, err := warm.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wres := queryAt(t, warm, Target{}, p, nil)
 	if fmt.Sprint(wres.Rows) != fmt.Sprint(res.Rows) {
 		t.Fatalf("cold rows differ from warm rows:\n%v\n%v", res.Rows, wres.Rows)
 	}

@@ -40,10 +40,7 @@ func TestEngineConcurrentInsertsLinear(t *testing.T) {
 	if len(got) != 2+n {
 		t.Fatalf("companies %v", got)
 	}
-	log, err := g.Log(ctx, "main", n+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", n+1)
 	for i := 0; i < n; i++ {
 		if log[i].Parent != log[i+1].ID || log[i].MergedParent != "" {
 			t.Fatalf("history is not linear at %d: %+v", i, log[i])

@@ -126,7 +126,6 @@ func TestScanReadsMatchFull(t *testing.T) {
 // many reads the handle serves, instead of switching to whole-table images
 // after partialBeforeImages reads; they answer like whole images.
 func TestOversizedTablesStayPartial(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(8, 9))
 	st := storage.NewMem()
 	g := mustInit(t, st, "test.pg", engSchema, "tester", Options{})
@@ -156,15 +155,9 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	for i := range reads {
 		p := plans[i%len(plans)]
 		params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(n))}
-		want, _, err := full.Query(ctx, Target{}, p, params)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, params)
 		for _, h := range []*Graph{small, roomy} {
-			got, _, err := h.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := queryAt(t, h, Target{}, p, params)
 			if !reflect.DeepEqual(got.Rows, want.Rows) {
 				t.Fatalf("read %d: rows %v, want %v", i, got.Rows, want.Rows)
 			}
@@ -183,7 +176,6 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 // footers): on a table dominated by a text column it reads a small share
 // of the table's bytes, where the whole-image path reads all of them.
 func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	cnt := storage.NewCounting(storage.NewMem())
 	g := mustInit(t, cnt, "test.pg", `node Person { name: String @key  age: I32?  city: String?  bio: String? }`, "tester", Options{})
@@ -213,10 +205,7 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 		h := mustOpen(t, cnt, Options{})
 		h.snaps.SetIndexPath(indexPath)
 		cnt.Reset()
-		res, _, err := h.Query(ctx, Target{}, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := queryAt(t, h, Target{}, p, nil)
 		var read int64
 		for _, oc := range cnt.Snapshot() {
 			read += oc.Bytes

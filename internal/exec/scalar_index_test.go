@@ -36,10 +36,7 @@ edge Rel: Item -> Item
 // scalarRefs counts the scalar index objects of the Item table by column.
 func scalarRefs(t *testing.T, g *Graph) map[string]int {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{})
 	s, err := snap.State(context.Background(), snapshot.NodeKey("Item"))
 	if err != nil {
 		t.Fatal(err)
@@ -167,10 +164,7 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 		}
 		p, _ := f.Query("q")
 		ran++
-		want, _, err := full.Query(ctx, Target{}, p, params)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, params)
 		rec := storage.NewRecording(st)
 		fresh := mustOpen(t, rec, Options{})
 		got, _, err := fresh.Query(ctx, Target{}, p, params)
@@ -217,10 +211,7 @@ func TestScalarIndexColdCountReads(t *testing.T) {
 	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
 	rec.Reset()
-	res, _, err := fresh.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := queryAt(t, fresh, Target{}, p, nil)
 	if got := res.Rows[0][0]; got != int64(want) {
 		t.Fatalf("count %v, want %d", got, want)
 	}
@@ -334,16 +325,10 @@ func TestScalarIndexDenseMatchesImages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("query %d: %v", qi, err)
 		}
-		want, _, err := full.Query(ctx, Target{}, p, map[string]any{"lim": 50})
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, map[string]any{"lim": 50})
 		rec := storage.NewRecording(st)
 		dense := mustOpen(t, rec, Options{CacheBytes: 64 << 10})
-		got, _, err := dense.Query(ctx, Target{}, p, map[string]any{"lim": 50})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := queryAt(t, dense, Target{}, p, map[string]any{"lim": 50})
 		if took := dense.snaps.DenseReads() == 1; took != q.dense {
 			t.Fatalf("query %d: dense path taken %v, want %v", qi, took, q.dense)
 		}

@@ -238,10 +238,7 @@ query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.b
 				t.Errorf("%s #%d: read %d fragment bytes, over a fifth of the table's %d", name, qi, data.Bytes, total)
 			}
 			pw, _ := fw.Query(name)
-			warm, _, err := g.Query(ctx, Target{}, pw, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			warm := queryAt(t, g, Target{}, pw, params)
 			if !reflect.DeepEqual(got.Rows, warm.Rows) {
 				t.Fatalf("%s #%d: cold %v\nwarm %v", name, qi, got.Rows, warm.Rows)
 			}
