@@ -42,10 +42,7 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, c, err := publishOne(ctx, r, h0, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, c := publishPerson(t, r, h0, 1)
 			tt.damage(t, mem, h, c)
 			fresh := openRepo(t, mem)
 			rep, err := fresh.Check(ctx)

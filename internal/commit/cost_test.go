@@ -43,9 +43,7 @@ func TestCostIndependentOfHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := publishOne(ctx, r, head, "node:Person", depth); err != nil {
-				t.Fatal(err)
-			}
+			publishPerson(t, r, head, depth)
 			write := cs.Snapshot()
 			if n := write.Requests(); n > maxWrite || n != 5 {
 				t.Fatalf("1-row write cost %d requests (%v), want 5 (ceiling %d)", n, write, maxWrite)

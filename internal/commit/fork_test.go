@@ -97,10 +97,7 @@ func TestForkBranchSeesLatestSourceHead(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Another process advances main.
-			newer, _, err := publishOne(ctx, w, h, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			newer, _ := publishPerson(t, w, h, 1)
 			if err := r.ForkBranch(ctx, "feature", MainBranch); err != nil {
 				t.Fatal(err)
 			}
@@ -271,10 +268,7 @@ func TestForkRefIsTheSourceRef(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/hinted=%v", fs.name, hinted), func(t *testing.T) {
 				mem := storage.NewMem()
 				w, h := initGraph(t, mem)
-				h, _, err := publishOne(ctx, w, h, "node:Person", 1)
-				if err != nil {
-					t.Fatal(err)
-				}
+				h, _ = publishPerson(t, w, h, 1)
 				if !hinted {
 					old := encodeRef(h.Commit, h.Seq)
 					if _, err := mem.Put(ctx, RefKey(MainBranch), old); err != nil {
@@ -304,10 +298,7 @@ func TestForkRefIsTheSourceRef(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				next, _, err := publishOne(ctx, r, head, "node:Person", 2)
-				if err != nil {
-					t.Fatal(err)
-				}
+				next, _ := publishPerson(t, r, head, 2)
 				if next.Seq != h.Seq+1 {
 					t.Fatalf("advanced fork at seq %d, want %d", next.Seq, h.Seq+1)
 				}

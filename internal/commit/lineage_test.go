@@ -21,10 +21,7 @@ func dag(t *testing.T) (*Repo, map[string]ID) {
 	r, g := initGraph(t, storage.NewMem())
 	ids := map[string]ID{"g": g.Commit}
 	step := func(name string, base Head) Head {
-		h, _, err := publishOne(ctx, r, base, "node:Person", len(ids))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, _ := publishPerson(t, r, base, len(ids))
 		ids[name] = h.Commit
 		return h
 	}

@@ -90,10 +90,7 @@ func TestRemoteReadsOverlap(t *testing.T) {
 		// still the new head (one wasted commit GET).
 		cs := storage.NewCounting(mem)
 		r := openRepo(t, cs)
-		nh, _, err := publishOne(ctx, w, h, "node:Person", 99)
-		if err != nil {
-			t.Fatal(err)
-		}
+		nh, _ := publishPerson(t, w, h, 99)
 		cs.Reset()
 		_, c, err := r.Resolve(ctx, MainBranch)
 		if err != nil || c.ID != nh.Commit {

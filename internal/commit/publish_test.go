@@ -92,11 +92,8 @@ func TestPublishRejectsBadRequests(t *testing.T) {
 func TestPublishHeadMoved(t *testing.T) {
 	ctx := context.Background()
 	r, h0 := initGraph(t, storage.NewMem())
-	h1, _, err := publishOne(ctx, r, h0, "node:Person", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = publishOne(ctx, r, h0, "node:Person", 2)
+	h1, _ := publishPerson(t, r, h0, 1)
+	_, _, err := publishOne(ctx, r, h0, "node:Person", 2)
 	var hm *HeadMovedError
 	if !errors.As(err, &hm) || !errors.Is(err, ErrHeadMoved) {
 		t.Fatalf("err = %v, want HeadMovedError", err)
