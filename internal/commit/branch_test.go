@@ -73,8 +73,6 @@ func TestBranches(t *testing.T) {
 	if err := r.DeleteBranch(ctx, "dev"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := publishOne(ctx, r, sub, "node:Person", 2); err != nil {
-		t.Fatal(err)
-	}
+	publishPerson(t, r, sub, 2)
 	linearChain(t, r, "sub")
 }

@@ -204,10 +204,7 @@ func TestWriteCommitsShared(t *testing.T) {
 					t.Fatalf("chain object: %v, %v", fi, err)
 				}
 			}
-			fresh, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fresh := openRepo(t, st)
 			mid := st.Snapshot()
 			if _, err := fresh.Commit(ctx, chain[len(chain)-1].ID); err != nil {
 				t.Fatal(err)

@@ -42,15 +42,9 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, c, err := publishOne(ctx, r, h0, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, c := publishPerson(t, r, h0, 1)
 			tt.damage(t, mem, h, c)
-			fresh, err := Open(ctx, mem, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fresh := openRepo(t, mem)
 			rep, err := fresh.Check(ctx)
 			if tt.ok != (err == nil) {
 				t.Fatalf("Check = %+v, %v; want ok=%v", rep, err, tt.ok)

@@ -23,10 +23,7 @@ func TestCostIndependentOfHistory(t *testing.T) {
 			w, h := initGraph(t, mem)
 			deepen(t, w, h, depth)
 			cs := storage.NewCounting(mem)
-			r, err := Open(ctx, cs, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, cs)
 			if _, _, err := r.Resolve(ctx, MainBranch); err != nil { // warm up: caches the head commit
 				t.Fatal(err)
 			}
@@ -46,9 +43,7 @@ func TestCostIndependentOfHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := publishOne(ctx, r, head, "node:Person", depth); err != nil {
-				t.Fatal(err)
-			}
+			publishPerson(t, r, head, depth)
 			write := cs.Snapshot()
 			if n := write.Requests(); n > maxWrite || n != 5 {
 				t.Fatalf("1-row write cost %d requests (%v), want 5 (ceiling %d)", n, write, maxWrite)
@@ -80,10 +75,7 @@ func TestColdResolveCost(t *testing.T) {
 	mem := storage.NewMem()
 	historyGraph(t, mem, 50)
 	cs := storage.NewCounting(mem)
-	r, err := Open(ctx, cs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, cs)
 	cs.Reset()
 	if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
 		t.Fatal(err)
@@ -101,10 +93,7 @@ func TestHeadMemo(t *testing.T) {
 	mem := storage.NewMem()
 	initGraph(t, mem)
 	cs := storage.NewCounting(mem)
-	r, err := Open(ctx, cs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, cs)
 	gets := func(fn func()) int64 {
 		t.Helper()
 		cs.Reset()

@@ -61,18 +61,12 @@ func TestCrashInProcess(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			st := localStore(t, t.TempDir())
 			w, h0 := initGraph(t, st)
-			old, _, err := publishOne(ctx, w, h0, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			old, _ := publishPerson(t, w, h0, 1)
 			var s storage.Store = storage.NewFaulty(st)
 			if p.atCAS {
 				s = &armAroundCAS{Store: s, fp: p.name, action: failpoint.Error}
 			}
-			r, err := Open(ctx, s, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, s)
 			var disable func()
 			if !p.atCAS {
 				disable = failpoint.Enable(p.name, failpoint.Error)
@@ -103,7 +97,6 @@ func TestCrashSubprocess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns subprocesses")
 	}
-	ctx := context.Background()
 	type run struct {
 		p    crashPoint
 		st   storage.Store
@@ -116,10 +109,7 @@ func TestCrashSubprocess(t *testing.T) {
 		dir := t.TempDir()
 		st := localStore(t, dir)
 		w, h0 := initGraph(t, st)
-		old, _, err := publishOne(ctx, w, h0, "node:Person", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		old, _ := publishPerson(t, w, h0, 1)
 		runs[i] = &run{p: p, st: st, old: old}
 		// The writers run in parallel; the checks run one by one below.
 		wg.Add(1)

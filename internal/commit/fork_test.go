@@ -46,11 +46,7 @@ func TestForkBranchOneRoundTrip(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					cnt := storage.NewCounting(storage.NewDelayed(mem, 30*time.Millisecond))
 					rec := storage.NewRecording(cnt)
-					var err error
-					r, err = Open(ctx, fs.wrap(rec), Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
+					r = openRepo(t, fs.wrap(rec))
 					if _, _, err := r.Resolve(ctx, MainBranch); err != nil { // a warm handle
 						t.Fatal(err)
 					}
@@ -96,18 +92,12 @@ func TestForkBranchSeesLatestSourceHead(t *testing.T) {
 		t.Run(fs.name, func(t *testing.T) {
 			mem := storage.NewMem()
 			w, h := initGraph(t, mem)
-			r, err := Open(ctx, fs.wrap(mem), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, fs.wrap(mem))
 			if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
 				t.Fatal(err)
 			}
 			// Another process advances main.
-			newer, _, err := publishOne(ctx, w, h, "node:Person", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			newer, _ := publishPerson(t, w, h, 1)
 			if err := r.ForkBranch(ctx, "feature", MainBranch); err != nil {
 				t.Fatal(err)
 			}
@@ -157,11 +147,8 @@ func TestForkBranchRefusals(t *testing.T) {
 					}
 				}
 				before := refs(t, mem)
-				r, err := Open(ctx, fs.wrap(mem), Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = r.ForkBranch(ctx, tc.branch, tc.source)
+				r := openRepo(t, fs.wrap(mem))
+				err := r.ForkBranch(ctx, tc.branch, tc.source)
 				if !errors.Is(err, tc.sentinel) {
 					t.Fatalf("err = %v, want %v", err, tc.sentinel)
 				}
@@ -201,16 +188,13 @@ func TestForkBranchListingFails(t *testing.T) {
 			mem := storage.NewMem()
 			initGraph(t, mem)
 			f := storage.NewFaulty(mem)
-			r, err := Open(ctx, f, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, f)
 			listErr := errors.New("listing lost")
 			f.Inject(storage.Fault{Op: storage.OpList, Err: listErr})
 			if alsoDelete {
 				f.Inject(storage.Fault{Op: storage.OpDelete, Err: errors.New("delete lost")})
 			}
-			err = r.ForkBranch(ctx, "feature", MainBranch)
+			err := r.ForkBranch(ctx, "feature", MainBranch)
 			if !errors.Is(err, listErr) {
 				t.Fatalf("err = %v, want the listing's", err)
 			}
@@ -237,10 +221,7 @@ func TestForkBranchRace(t *testing.T) {
 			errs := make([]error, n)
 			var wg sync.WaitGroup
 			for i := range n {
-				r, err := Open(ctx, fs.wrap(mem), Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				r := openRepo(t, fs.wrap(mem))
 				wg.Go(func() { errs[i] = r.ForkBranch(ctx, "feature", MainBranch) })
 			}
 			wg.Wait()
@@ -287,10 +268,7 @@ func TestForkRefIsTheSourceRef(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/hinted=%v", fs.name, hinted), func(t *testing.T) {
 				mem := storage.NewMem()
 				w, h := initGraph(t, mem)
-				h, _, err := publishOne(ctx, w, h, "node:Person", 1)
-				if err != nil {
-					t.Fatal(err)
-				}
+				h, _ = publishPerson(t, w, h, 1)
 				if !hinted {
 					old := encodeRef(h.Commit, h.Seq)
 					if _, err := mem.Put(ctx, RefKey(MainBranch), old); err != nil {
@@ -298,10 +276,7 @@ func TestForkRefIsTheSourceRef(t *testing.T) {
 					}
 				}
 				src, _, _ := mem.Get(ctx, RefKey(MainBranch))
-				r, err := Open(ctx, fs.wrap(mem), Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				r := openRepo(t, fs.wrap(mem))
 				if err := r.ForkBranch(ctx, "feature", MainBranch); err != nil {
 					t.Fatal(err)
 				}
@@ -323,10 +298,7 @@ func TestForkRefIsTheSourceRef(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				next, _, err := publishOne(ctx, r, head, "node:Person", 2)
-				if err != nil {
-					t.Fatal(err)
-				}
+				next, _ := publishPerson(t, r, head, 2)
 				if next.Seq != h.Seq+1 {
 					t.Fatalf("advanced fork at seq %d, want %d", next.Seq, h.Seq+1)
 				}

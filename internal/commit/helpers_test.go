@@ -129,16 +129,24 @@ func publishOne(ctx context.Context, r *Repo, base Head, table string, n int) (H
 	})
 }
 
+// publishPerson is publishOne of row n of node:Person on base, failing
+// the test on an error.
+func publishPerson(t testing.TB, r *Repo, base Head, n int) (Head, *Commit) {
+	t.Helper()
+	h, c, err := publishOne(context.Background(), r, base, "node:Person", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, c
+}
+
 // historyGraph initialises a graph in st and publishes n writes on main
 // (publishOne with rows 0 … n-1); it returns the repo and main's head.
 func historyGraph(t testing.TB, st storage.Store, n int) (*Repo, Head) {
 	t.Helper()
 	r, h := initGraph(t, st)
 	for i := range n {
-		var err error
-		if h, _, err = publishOne(context.Background(), r, h, "node:Person", i); err != nil {
-			t.Fatal(err)
-		}
+		h, _ = publishPerson(t, r, h, i)
 	}
 	return r, h
 }
@@ -148,10 +156,7 @@ func historyGraph(t testing.TB, st storage.Store, n int) (*Repo, Head) {
 func oneWrite(t testing.TB, st storage.Store) (*Repo, Head, *Commit) {
 	t.Helper()
 	r, h := initGraph(t, st)
-	h, c, err := publishOne(context.Background(), r, h, "node:Person", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, c := publishPerson(t, r, h, 1)
 	return r, h, c
 }
 
@@ -213,4 +218,15 @@ func goldenRoundTrip(t *testing.T, c *Commit, golden string) *Commit {
 		t.Fatalf("round trip changed bytes: %s", b2)
 	}
 	return d
+}
+
+// openRepo opens the graph in st with default options, failing the test
+// on an error.
+func openRepo(t testing.TB, st storage.Store) *Repo {
+	t.Helper()
+	r, err := Open(context.Background(), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -97,10 +97,7 @@ func TestInitRace(t *testing.T) {
 			if winners != 1 {
 				t.Fatalf("%d inits succeeded, want 1", winners)
 			}
-			r, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, st)
 			if h, err := r.Head(ctx, MainBranch); err != nil || h.Commit != win.Commit {
 				t.Fatalf("head %v err %v, winner %v", h.Commit, err, win.Commit)
 			}
@@ -144,10 +141,7 @@ func wantReinitCompletes(t *testing.T, st storage.Store, how string, reinit func
 	if err := reinit(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, st)
 	if _, _, err := r.Resolve(ctx, MainBranch); err != nil {
 		t.Fatal(err)
 	}

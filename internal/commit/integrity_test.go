@@ -132,10 +132,7 @@ func TestStrictGraphRequiresChecksums(t *testing.T) {
 					t.Fatalf("open: %v, want a CorruptError for the unchecksummed ref", err)
 				}
 				mem.Put(ctx, RefKey(MainBranch), encodeRef(h.Commit, h.Seq))
-				o, err = Open(ctx, mem, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				o = openRepo(t, mem)
 				if _, _, err := o.Resolve(ctx, MainBranch); !errors.As(err, &ce) || ce.Key != CommitKey(c.ID) {
 					t.Fatalf("resolve: %v, want a CorruptError for the unchecksummed commit", err)
 				}
@@ -236,10 +233,7 @@ func TestMissingMainWithHistory(t *testing.T) {
 	if _, err := u.RestoreRef(ctx, MainBranch, c.ID); !errors.Is(err, ErrRefIntact) {
 		t.Fatalf("second restore: %v, want ErrRefIntact", err)
 	}
-	o, err := Open(ctx, mem, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openRepo(t, mem)
 	log := linearChain(t, o, MainBranch)
 	if len(log) != 2 || log[0].ID != c.ID {
 		t.Fatalf("history after restore: %d commits, head %s", len(log), log[0].ID)

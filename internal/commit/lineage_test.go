@@ -21,10 +21,7 @@ func dag(t *testing.T) (*Repo, map[string]ID) {
 	r, g := initGraph(t, storage.NewMem())
 	ids := map[string]ID{"g": g.Commit}
 	step := func(name string, base Head) Head {
-		h, _, err := publishOne(ctx, r, base, "node:Person", len(ids))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, _ := publishPerson(t, r, base, len(ids))
 		ids[name] = h.Commit
 		return h
 	}
@@ -171,10 +168,7 @@ func TestMergeBaseReadsOnlyAboveBase(t *testing.T) {
 		dev, _, _ = w.Publish(ctx, PublishRequest{Branch: "dev", Base: dev, Kind: KindMutate})
 	}
 	cs := storage.NewCounting(mem)
-	r, err := Open(ctx, cs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, cs)
 	cs.Reset()
 	base, err := r.MergeBase(ctx, h.Commit, dev.Commit)
 	if err != nil || base.ID != fork {

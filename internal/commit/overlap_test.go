@@ -74,10 +74,7 @@ func TestRemoteReadsOverlap(t *testing.T) {
 		}
 	})
 	t.Run("resolve", func(t *testing.T) {
-		r, err := Open(ctx, mem, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := openRepo(t, mem)
 		ps := newPairStore(mem, RefKey(MainBranch), commitPrefix)
 		r.store = ps
 		_, c, err := r.Resolve(ctx, MainBranch)
@@ -92,14 +89,8 @@ func TestRemoteReadsOverlap(t *testing.T) {
 		// The branch moved after open: the hint is wrong, the answer is
 		// still the new head (one wasted commit GET).
 		cs := storage.NewCounting(mem)
-		r, err := Open(ctx, cs, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nh, _, err := publishOne(ctx, w, h, "node:Person", 99)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := openRepo(t, cs)
+		nh, _ := publishPerson(t, w, h, 99)
 		cs.Reset()
 		_, c, err := r.Resolve(ctx, MainBranch)
 		if err != nil || c.ID != nh.Commit {

@@ -34,10 +34,7 @@ func TestPublishBasics(t *testing.T) {
 	}
 
 	// A fresh handle sees exactly what was published.
-	r2, err := Open(ctx, r.store, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := openRepo(t, r.store)
 	got, gc, err := r2.Resolve(ctx, MainBranch)
 	if err != nil || got != h1 || !maps.Equal(gc.Tables, want) {
 		t.Fatalf("resolve %+v %+v %v", got, gc, err)
@@ -95,11 +92,8 @@ func TestPublishRejectsBadRequests(t *testing.T) {
 func TestPublishHeadMoved(t *testing.T) {
 	ctx := context.Background()
 	r, h0 := initGraph(t, storage.NewMem())
-	h1, _, err := publishOne(ctx, r, h0, "node:Person", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = publishOne(ctx, r, h0, "node:Person", 2)
+	h1, _ := publishPerson(t, r, h0, 1)
+	_, _, err := publishOne(ctx, r, h0, "node:Person", 2)
 	var hm *HeadMovedError
 	if !errors.As(err, &hm) || !errors.Is(err, ErrHeadMoved) {
 		t.Fatalf("err = %v, want HeadMovedError", err)
@@ -135,10 +129,7 @@ func TestPublishAmbiguousCAS(t *testing.T) {
 			_, h0 := initGraph(t, mem)
 			faulty := storage.NewFaulty(mem)
 			faulty.Inject(tt.fault)
-			r, err := Open(ctx, faulty, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := openRepo(t, faulty)
 			h, c, err := publishOne(ctx, r, h0, "node:Person", 1)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
@@ -207,10 +198,7 @@ func TestPublishOutcomeUnknown(t *testing.T) {
 	mem := storage.NewMem()
 	_, h0 := initGraph(t, mem)
 	faulty := storage.NewFaulty(mem)
-	r, err := Open(ctx, faulty, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, faulty)
 	state, err := writeOneRow(ctx, faulty, "node:Person", 1)
 	if err != nil {
 		t.Fatal(err)

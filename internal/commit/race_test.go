@@ -85,10 +85,7 @@ func TestConcurrentPublishLinear(t *testing.T) {
 	}
 	t.Logf("in-process writers lost %d CAS races and rebased", lostCAS)
 
-	r, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, st)
 	chain := linearChain(t, r, MainBranch)
 	if want := goroutines*perGoroutine + processes*perProcess; len(won) != want || len(chain) != want+1 {
 		t.Fatalf("%d publishes succeeded, history has %d commits; want %d and %d", len(won), len(chain), want, want+1)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 )
 
 const budgetSchema = `node P { name: String @key }
@@ -29,10 +28,7 @@ func ringGraph(t testing.TB, n int) *runGraph {
 
 func runWith(t testing.TB, g *runGraph, ctx context.Context, src string, o Options) (*Result, error) {
 	t.Helper()
-	plan, err := query.CompileQuery(g.cat, "q.gq", src, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := g.plan(t, src)
 	o.Now = testNow
 	return Run(ctx, g.ms, plan, nil, o)
 }

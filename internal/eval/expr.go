@@ -16,33 +16,20 @@ type valueFn func(row []int32) any
 // now()) are evaluated once; konst reports them so callers can specialize.
 func (r *runner) operand(ctx context.Context, o query.Operand, l *layout) (fn valueFn, konst bool, err error) {
 	switch o.Kind {
-	case query.OpdProp:
+	case query.OpdProp, query.OpdID:
 		s := l.idx(o.Var)
 		if s < 0 {
 			return nil, false, runErrorf("variable $%s is not bound", o.Var)
 		}
-		var col []any
-		if sl := l.slots[s]; sl.edge {
-			col = sl.edges.Cols[o.Prop]
-		} else {
-			col = sl.nodes.Cols[o.Prop]
+		ids, cols := l.slots[s].columns()
+		if o.Kind == query.OpdID {
+			return func(row []int32) any { return ids[row[s]] }, false, nil
 		}
+		col := cols[o.Prop]
 		if col == nil {
 			return func([]int32) any { return nil }, false, nil
 		}
 		return func(row []int32) any { return col[row[s]] }, false, nil
-	case query.OpdID:
-		s := l.idx(o.Var)
-		if s < 0 {
-			return nil, false, runErrorf("variable $%s is not bound", o.Var)
-		}
-		var ids []string
-		if sl := l.slots[s]; sl.edge {
-			ids = sl.edges.IDs
-		} else {
-			ids = sl.nodes.IDs
-		}
-		return func(row []int32) any { return ids[row[s]] }, false, nil
 	case query.OpdParam, query.OpdLit, query.OpdNow:
 		v, err := r.constant(o)
 		if err != nil {

@@ -183,6 +183,17 @@ func loadJSONL(t testing.TB, pgPath, jsonlPath string) *runGraph {
 // testNow is the fixed instant now() evaluates to in tests.
 var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// plan compiles the query q of src against g's catalog, failing tb on
+// an error.
+func (g *runGraph) plan(tb testing.TB, src string) *query.Plan {
+	tb.Helper()
+	p, err := query.CompileQuery(g.cat, "q.gq", src, "q")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // run compiles the query named "q" in src and runs it with params given as
 // a JSON object (decoded like the CLI does, numbers kept exact).
 func (g *runGraph) run(src, params string) (*Result, error) {

@@ -209,14 +209,8 @@ func TestCountOnlyMatchesRows(t *testing.T) {
 			`$p.age >= 30000`,
 			``,
 		} {
-			count, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $p: Person `+filters+` } return { count($p) as n, count($p) as m } }`, "q")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $p: Person `+filters+` } return { $p.name } }`, "q")
-			if err != nil {
-				t.Fatal(err)
-			}
+			count := g.plan(t, `query q() { match { $p: Person `+filters+` } return { count($p) as n, count($p) as m } }`)
+			rows := g.plan(t, `query q() { match { $p: Person `+filters+` } return { $p.name } }`)
 			for _, opts := range []Options{{}, {NoIndexes: true}} {
 				for round := range snapshot.IndexAfterScans + 2 {
 					want, err := Run(ctx, g.ms, rows, nil, opts)

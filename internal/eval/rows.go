@@ -28,6 +28,14 @@ type slot struct {
 	edges *snapshot.EdgeTable // edge variables
 }
 
+// columns returns the ids and the property columns of the slot's table.
+func (sl *slot) columns() ([]string, map[string][]any) {
+	if sl.edge {
+		return sl.edges.IDs, sl.edges.Cols
+	}
+	return sl.nodes.IDs, sl.nodes.Cols
+}
+
 // layout assigns slots to the variables of one match scope (the query's,
 // or one anti-join sub-plan's).
 type layout struct {

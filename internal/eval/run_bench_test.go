@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
 )
 
@@ -38,10 +37,7 @@ func benchGraph(b *testing.B, nodes, edges int) *runGraph {
 
 func benchRun(b *testing.B, g *runGraph, src string, params map[string]any) {
 	b.Helper()
-	plan, err := query.CompileQuery(g.cat, "q.gq", src, "q")
-	if err != nil {
-		b.Fatal(err)
-	}
+	plan := g.plan(b, src)
 	ctx := context.Background()
 	// Warm the table caches (the row index and adjacency are built once per
 	// table image, not per query).

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/value"
 )
@@ -154,10 +153,7 @@ func TestRunEdgeBindings(t *testing.T) {
 		{name: "undirected edge binding", src: `query q() { match { $p: Person { name: "Bob" }  $p $w:<knows> $f } return { $f.name } }`,
 			want: []string{`"Alice"`, `"Alice"`, `"Diana"`}},
 	})
-	plan, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $p: Person { name: "Nobody" }  $p $w:knows $f } return { $f.name, $w.since } }`, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := g.plan(t, `query q() { match { $p: Person { name: "Nobody" }  $p $w:knows $f } return { $f.name, $w.since } }`)
 	res, err := Run(context.Background(), g.ms, plan, nil, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
@@ -360,11 +356,8 @@ func TestRunParams(t *testing.T) {
 		{name: "undeclared ignored", src: qGetPerson, params: `{"name":"Bob","extra":1}`, want: []string{`"Bob",25`}},
 		{name: "param projection", src: `query q($x: String) { match { $p: Person { name: "Bob" } } return { $x } }`, params: `{"x":"hi"}`, want: []string{`"hi"`}, cols: "x"},
 	})
-	plan, err := query.CompileQuery(g.cat, "q.gq", qGetPerson, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), g.ms, plan, nil, Options{})
+	plan := g.plan(t, qGetPerson)
+	_, err := Run(context.Background(), g.ms, plan, nil, Options{})
 	var ve *value.Error
 	if !errors.As(err, &ve) || ve.Name != "name" {
 		t.Fatalf("err = %v (%T), want *value.Error for name", err, err)
@@ -373,10 +366,7 @@ func TestRunParams(t *testing.T) {
 
 func TestRunCancelled(t *testing.T) {
 	g := fixtureGraph(t)
-	plan, err := query.CompileQuery(g.cat, "q.gq", qFriendsOf, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := g.plan(t, qFriendsOf)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Run(ctx, g.ms, plan, map[string]any{"name": "Alice"}, Options{}); !errors.Is(err, context.Canceled) {

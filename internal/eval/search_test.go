@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/fixture"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 )
 
 const searchPG = `node Doc { slug: String @key  title: String @index  body: String @index  embedding: Vector(4) }`
@@ -117,10 +116,7 @@ func TestRunSearchScores(t *testing.T) {
 
 func TestRunSearchEmbedder(t *testing.T) {
 	g := searchGraph(t)
-	plan, err := query.CompileQuery(g.cat, "q.gq", `query q() { match { $d: Doc } return { $d.slug } order { nearest($d.embedding, "images") } limit 1 }`, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := g.plan(t, `query q() { match { $d: Doc } return { $d.slug } order { nearest($d.embedding, "images") } limit 1 }`)
 	embed := func(_ context.Context, req EmbedRequest) ([]float32, error) {
 		if req.Text != "images" || req.Model != "" || req.Dim != 4 || req.Type != "Doc" || req.Prop != "embedding" {
 			t.Errorf("embed(%+v)", req)

@@ -8,15 +8,11 @@ import (
 	"testing"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
-	"github.com/omnigraph-go/omnigraph/internal/query"
 )
 
 func streamWith(t *testing.T, g *runGraph, src string, o Options) (*Stream, error) {
 	t.Helper()
-	plan, err := query.CompileQuery(g.cat, "q.gq", src, "q")
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := g.plan(t, src)
 	o.Now = testNow
 	return RunStream(context.Background(), g.ms, plan, nil, o)
 }

@@ -185,10 +185,7 @@ func countedEngGraph(t *testing.T) (*Graph, *storage.Counting) {
 	mem := storage.NewMem()
 	newBH(t, mem, engSchema, engData, "")
 	cnt := storage.NewCounting(mem)
-	g, err := Open(t.Context(), cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, cnt, Options{})
 	return g, cnt
 }
 

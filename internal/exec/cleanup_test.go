@@ -47,10 +47,7 @@ func cleanupGraph(t *testing.T, opts ...Options) (*Graph, *storage.Mem, *fakeClo
 	o.Now = clk.Now
 	g := maintInit(t, st, o)
 	maintHistory(t, g, 0, 20)
-	log, err := g.Log(ctx, "main", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", 0)
 	for _, b := range []string{"feature", "other"} {
 		if _, err := g.repo.CreateBranch(ctx, b, mustID(t, log[0].ID)); err != nil {
 			t.Fatal(err)
@@ -115,10 +112,7 @@ func TestCleanupKeepsBranches(t *testing.T) {
 	if len(res.Kept) != 4 {
 		t.Fatalf("kept %v", res.Kept)
 	}
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	for _, b := range branches {
 		if got := maintContent(t, h, Target{Branch: b}); got != content[b] {
 			t.Fatalf("branch %s changed", b)
@@ -186,10 +180,7 @@ func TestCleanupGrace(t *testing.T) {
 		t.Fatalf("nothing removed after the grace period: %+v", res)
 	}
 	// A fresh handle: g's cache may still serve what it read before.
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	if _, err := h.Resolve(ctx, Target{Snapshot: prev}); !errors.Is(err, ErrCommitReclaimed) {
 		t.Fatalf("old head: %v", err)
 	}
@@ -206,10 +197,7 @@ func TestCleanupOlderThan(t *testing.T) {
 	if _, err := g.Cleanup(ctx, CleanupOptions{OlderThan: time.Hour, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, st, Options{})
 	if _, err := h.Resolve(ctx, Target{Snapshot: recent}); err != nil {
 		t.Fatalf("recent commit: %v", err)
 	}
@@ -298,10 +286,7 @@ func TestCleanupCrashPoints(t *testing.T) {
 				_, err := g.Cleanup(ctx, CleanupOptions{Keep: 1, Confirm: true})
 				return err
 			})
-			h, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{})
 			if got := maintContent(t, h, Target{Branch: "feature"}); got != want {
 				t.Fatal("branch changed")
 			}
@@ -357,10 +342,7 @@ func mustID(t *testing.T, s string) commit.ID {
 func checkFragmentIndexes(t *testing.T, g *Graph, branch string) {
 	t.Helper()
 	ctx := context.Background()
-	snap, err := g.Resolve(ctx, Target{Branch: branch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{Branch: branch})
 	n := 0
 	for tk := range snap.Commit().Tables {
 		st, err := snap.State(ctx, tk)

@@ -86,10 +86,7 @@ func TestCookbookHybridSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			params := map[string]any{"q": q}
-			got, _, err := g.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := queryAt(t, g, Target{}, p, params)
 			want, err := eval.Run(ctx, snap, p, params, eval.Options{NoIndexes: true, Embed: g.queryEmbed})
 			if err != nil {
 				t.Fatal(err)

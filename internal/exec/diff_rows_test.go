@@ -25,10 +25,7 @@ func TestReadRowsAtMatchesImage(t *testing.T) {
 			i, i, i, i, i, 1+i%28, i%60, i, int64(i)<<40)
 	}
 	h := newBH(t, storage.NewMem(), testSchema, d.String(), "")
-	snap, err := h.g.Resolve(h.ctx, Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, h.g, Target{})
 	nt, _ := snap.Catalog().Node("Doc")
 	st, err := snap.State(h.ctx, "node:Doc")
 	if err != nil {

@@ -90,10 +90,7 @@ func TestDiffBetweenReadsOnlySelectedTables(t *testing.T) {
 	})
 	read := func(scope ChangeScope) (int, bool) {
 		keys = nil
-		g, err := Open(h.ctx, fs, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustOpen(t, fs, Options{})
 		cs, err := g.DiffBetween(h.ctx, Target{}, Target{Branch: "feature"}, scope)
 		if err != nil {
 			t.Fatal(err)

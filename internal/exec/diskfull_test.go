@@ -173,10 +173,7 @@ func TestDiskFullEveryDurableStep(t *testing.T) {
 						st = storage.NewBatching(f)
 					}
 					g := engFixtureOn(t, st)
-					g, err := Open(context.Background(), st, op.opts)
-					if err != nil {
-						t.Fatal(err)
-					}
+					g = mustOpen(t, st, op.opts)
 					if op.setup != nil {
 						op.setup(t, g)
 					}
@@ -356,10 +353,7 @@ func TestGroupCommitLeftOutWriteDeletesOnlyItsOwn(t *testing.T) {
 				}
 				engFixtureOn(t, st)
 				// States as objects, so that one can fail.
-				h, err := Open(ctx, st, Options{NoAutoCompact: true, InlineStateBytes: -1})
-				if err != nil {
-					t.Fatal(err)
-				}
+				h := mustOpen(t, st, Options{NoAutoCompact: true, InlineStateBytes: -1})
 				entered := holdFirstBatch(t, h, 3)
 				type write struct{ name, query string }
 				writes := []write{{"p1", "insert_person"}, {"bad", "insert_company"}, {"p2", "insert_person"}}

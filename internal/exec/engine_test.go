@@ -103,10 +103,7 @@ type engState struct {
 
 func engSnap(t testing.TB, g *Graph, branch string) engState {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{Branch: branch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{Branch: branch})
 	return engState{head: snap.Commit().ID.String(), tables: maps.Clone(snap.Commit().Tables)}
 }
 
@@ -168,10 +165,7 @@ func TestEngineInitLoadSnapshot(t *testing.T) {
 	if !maps.Equal(rows, want) {
 		t.Fatalf("tables %v, want %v", rows, want)
 	}
-	log, err := g.Log(ctx, "main", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", 0)
 	if len(log) != 2 || log[0].Kind != "load" || log[1].Kind != "init" || log[0].Parent != log[1].ID || log[0].ManifestVersion != 1 {
 		t.Fatalf("log %+v", log)
 	}
@@ -190,10 +184,7 @@ func TestEngineInitLoadSnapshot(t *testing.T) {
 		t.Fatalf("schema source: %q %v", src, err)
 	}
 	// Time travel: the init snapshot is empty.
-	old, err := g.Resolve(ctx, Target{Snapshot: log[1].ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := resolve(t, g, Target{Snapshot: log[1].ID})
 	if nt, _ := old.Nodes(ctx, "Person"); nt.Len() != 0 {
 		t.Fatalf("init snapshot has %d persons", nt.Len())
 	}
@@ -204,15 +195,9 @@ func TestEngineWarmSnapshotReadsOnlyRef(t *testing.T) {
 	engFixtureOn(t, mem)
 	cnt := storage.NewCounting(mem)
 	ctx := context.Background()
-	g, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, cnt, Options{})
 	read := func() {
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, g, Target{})
 		for _, n := range []string{"Person", "Company"} {
 			if _, err := snap.Nodes(ctx, n); err != nil {
 				t.Fatal(err)

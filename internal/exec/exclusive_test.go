@@ -83,10 +83,7 @@ func TestExclusiveWriteOrder(t *testing.T) {
 		}
 	}
 	cas := st.Snapshot().Sub(before)[storage.OpPutIfMatch].Requests
-	log, err := g.Log(ctx, "main", len(order)+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", len(order)+1)
 	var got []string
 	for _, c := range slices.Backward(log) {
 		got = append(got, c.Actor)

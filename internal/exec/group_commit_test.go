@@ -21,10 +21,7 @@ func groupFixture(t *testing.T, o Options) (g, h *Graph, st *storage.Counting) {
 	st = storage.NewCounting(storage.NewMem())
 	g = engFixtureOn(t, st)
 	o.NoAutoCompact = true
-	h, err := Open(context.Background(), st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h = mustOpen(t, st, o)
 	return g, h, st
 }
 
@@ -128,10 +125,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	// History: one linear chain base ← first ← the batch, each commit one
 	// write's, authored by it.
-	log, err := g.Log(ctx, "main", len(writes)+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", len(writes)+1)
 	if log[len(log)-1].ID != base {
 		t.Fatalf("chain does not start at the pre-batch head: %+v", log)
 	}

@@ -55,6 +55,13 @@ func mustInit(tb testing.TB, st storage.Store, file, src, actor string, o Option
 	return must(tb, g, err)
 }
 
+// mustOpen is Open (with a background context) that fails tb on error.
+func mustOpen(tb testing.TB, st storage.Store, o Options) *Graph {
+	tb.Helper()
+	g, err := Open(context.Background(), st, o)
+	return must(tb, g, err)
+}
+
 // localStore opens a local-disk store in dir, failing tb on error.
 func localStore(tb testing.TB, dir string) *storage.Local {
 	tb.Helper()
@@ -75,6 +82,20 @@ func resolve(tb testing.TB, g *Graph, at Target) *snapshot.Snapshot {
 	tb.Helper()
 	snap, err := g.Resolve(context.Background(), at)
 	return must(tb, snap, err)
+}
+
+// queryAt runs the read plan p at target at, failing tb on error.
+func queryAt(tb testing.TB, g *Graph, at Target, p *query.Plan, params map[string]any) *eval.Result {
+	tb.Helper()
+	res, _, err := g.Query(context.Background(), at, p, params)
+	return must(tb, res, err)
+}
+
+// commitLog is g.Log (with a background context) that fails tb on error.
+func commitLog(tb testing.TB, g *Graph, branch string, limit int) []CommitInfo {
+	tb.Helper()
+	log, err := g.Log(context.Background(), branch, limit)
+	return must(tb, log, err)
 }
 
 // stateAt resolves at and reads the table state of tk.

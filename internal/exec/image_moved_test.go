@@ -92,10 +92,7 @@ func TestCompactedImageMatchesDecode(t *testing.T) {
 	}
 	compactions := 0
 	for _, b := range branches {
-		log, err := g.Log(ctx, b, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := commitLog(t, g, b, 0)
 		for _, c := range log {
 			if c.Kind == string(commit.KindMaintenance) {
 				compactions++

@@ -39,10 +39,7 @@ func TestMissingStateIsDamageNotCleanup(t *testing.T) {
 	if err := st.Delete(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustOpen(t, st, Options{})
 	_, err = fresh.Resolve(ctx, Target{Snapshot: lostID})
 	var ce *commit.CorruptError
 	if !errors.As(err, &ce) || errors.Is(err, ErrCommitReclaimed) || !strings.Contains(err.Error(), victim) ||
@@ -67,10 +64,7 @@ func TestMissingStateIsDamageNotCleanup(t *testing.T) {
 	if ok, err := g.repo.Reclaimed(ctx, mustID(t, reclaimedID)); err != nil || !ok {
 		t.Fatalf("reclaimed commit %s has no marker: %v", reclaimedID, err)
 	}
-	fresh, err = Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh = mustOpen(t, st, Options{})
 	if _, err := fresh.Resolve(ctx, Target{Snapshot: reclaimedID}); !errors.Is(err, ErrCommitReclaimed) {
 		t.Fatalf("read of a reclaimed commit: %v, want ErrCommitReclaimed", err)
 	}

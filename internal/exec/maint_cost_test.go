@@ -13,10 +13,7 @@ import (
 func maintColdRead(t testing.TB, st storage.Store, src string) (rows []string, c storage.Counts) {
 	t.Helper()
 	cnt := storage.NewCounting(st)
-	g, err := Open(context.Background(), cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, cnt, Options{})
 	before := cnt.Snapshot()
 	rows = maintQuery(t, g, Target{}, src, map[string]any{"name": "p300"})
 	return rows, cnt.Snapshot().Sub(before)

@@ -92,19 +92,12 @@ const (
 // strings.
 func maintQuery(t testing.TB, g *Graph, target Target, src string, params map[string]any) []string {
 	t.Helper()
-	ctx := context.Background()
-	snap, err := g.Resolve(ctx, target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, target)
 	plan, err := query.CompileQuery(snap.Catalog(), "q.gq", src, "q")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := g.Query(ctx, target, plan, params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := queryAt(t, g, target, plan, params)
 	var out []string
 	for _, r := range res.Rows {
 		out = append(out, fmt.Sprint(r))

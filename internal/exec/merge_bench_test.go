@@ -111,10 +111,7 @@ func TestMergeReadsFollowDelta(t *testing.T) {
 		// The handle has read both sides (writes alone no longer decode
 		// fragments: they probe the persisted indexes).
 		for _, b := range []string{"src", "t"} {
-			snap, err := h.g.Resolve(h.ctx, Target{Branch: b})
-			if err != nil {
-				t.Fatal(err)
-			}
+			snap := resolve(t, h.g, Target{Branch: b})
 			if _, err := snap.Nodes(h.ctx, "Person"); err != nil {
 				t.Fatal(err)
 			}
@@ -148,15 +145,9 @@ func TestMergeReadsFollowDeltaColdHandle(t *testing.T) {
 		cs := storage.NewCounting(storage.NewMem())
 		h, tgt := mergeFixture(t, cs, rows, 10)
 		h.branch("t", tgt)
-		g, err := Open(h.ctx, cs, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustOpen(t, cs, Options{})
 		// The fragment count, through the writing handle (g stays cold).
-		snap, err := h.g.Resolve(h.ctx, Target{Branch: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, h.g, Target{Branch: "t"})
 		st, err := snap.State(h.ctx, "node:Person")
 		if err != nil {
 			t.Fatal(err)

@@ -88,10 +88,7 @@ func (h *bh) branch(name, from string) {
 // queries: the graph as a new process sees it.
 func (h *bh) reopen() *bh {
 	h.t.Helper()
-	g, err := Open(h.ctx, h.st, Options{})
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	g := mustOpen(h.t, h.st, Options{})
 	return &bh{t: h.t, g: g, st: h.st, qs: h.qs, ctx: h.ctx}
 }
 

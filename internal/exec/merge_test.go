@@ -434,10 +434,7 @@ func TestMergeRacesTargetWrites(t *testing.T) {
 			if !ff {
 				h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
 			}
-			other, err := Open(h.ctx, h.st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := mustOpen(t, h.st, Options{})
 			p, _ := h.qs.Query("add")
 			h.g.testBeforePublish = func(attempt int) {
 				if attempt == 0 {
@@ -497,10 +494,7 @@ func TestMergeRetryBudget(t *testing.T) {
 	h.branch("feature", "")
 	h.mut("feature", "add", map[string]any{"name": "Eve", "age": 22})
 	h.mut("main", "age", map[string]any{"name": "Bob", "age": 26})
-	other, err := Open(h.ctx, h.st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := mustOpen(t, h.st, Options{})
 	p, _ := h.qs.Query("age")
 	n := 0
 	h.g.testBeforePublish = func(int) {
@@ -509,7 +503,7 @@ func TestMergeRetryBudget(t *testing.T) {
 			t.Errorf("racing write: %v", err)
 		}
 	}
-	_, err = h.g.Merge(h.ctx, "feature", "main", "")
+	_, err := h.g.Merge(h.ctx, "feature", "main", "")
 	var rs *ReadSetChangedError
 	if !errors.As(err, &rs) || rs.Member != "graph_head:main" || !errors.Is(err, ErrReadSetChanged) {
 		t.Fatalf("err %v, want ReadSetChanged on graph_head:main", err)

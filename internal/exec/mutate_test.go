@@ -130,10 +130,7 @@ func TestEngineMutateIfCommit(t *testing.T) {
 	// Losing the CAS race is a precondition failure too, never retried.
 	// (The racing write uses another handle: this one is inside its own
 	// group commit.)
-	other, err := Open(ctx, g.st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := mustOpen(t, g.st, Options{})
 	g.testBeforePublish = func(attempt int) {
 		g.testBeforePublish = nil
 		if _, err := other.Mutate(ctx, "main", engPlan(t, other, "insert_company"), map[string]any{"name": "Initech"}, MutateOptions{}); err != nil {

@@ -173,10 +173,7 @@ func TestOptimizeStrictWriterRebases(t *testing.T) {
 			if err := tc.write(g, head); err != nil {
 				t.Fatalf("write after a racing optimize: %v", err)
 			}
-			log, err := g.Log(ctx, "main", 2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			log := commitLog(t, g, "main", 2)
 			if log[0].Kind != "mutate" || log[1].Kind != "maintenance" {
 				t.Fatalf("log %+v, want the write on top of the maintenance commit", log)
 			}
@@ -188,10 +185,7 @@ func TestOptimizeStrictWriterRebases(t *testing.T) {
 	t.Run("conditional write after auto-compaction", func(t *testing.T) {
 		g := maintInit(t, storage.NewMem(), Options{})
 		maintHistory(t, g, 0, 2*(DefaultCompactFragments+1)) // the last write triggers compaction
-		log, err := g.Log(ctx, "main", 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := commitLog(t, g, "main", 2)
 		if log[0].Kind != "maintenance" {
 			t.Fatalf("no auto-compaction: %+v", log[0])
 		}
@@ -209,10 +203,7 @@ func TestOptimizeRebasesOverWriters(t *testing.T) {
 	for _, other := range []string{"Person", "Company"} {
 		t.Run("racing insert into "+other, func(t *testing.T) {
 			g, st := maintFragmented(t)
-			h, err := Open(ctx, st, Options{NoAutoCompact: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{NoAutoCompact: true})
 			g.maint.testBeforePublish = func(attempt int) {
 				if attempt == 0 {
 					line := fmt.Sprintf(`{"type":%q,"data":{"name":"racer"}}`, other)
@@ -291,10 +282,7 @@ func TestOptimizeConcurrentWriters(t *testing.T) {
 	if got := len(engNodes(t, g, "Person", "")); got != writers*each {
 		t.Fatalf("%d persons, want %d", got, writers*each)
 	}
-	log, err := g.Log(ctx, "main", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", 0)
 	for _, c := range log {
 		if _, err := g.Tables(ctx, Target{Snapshot: c.ID}); err != nil {
 			t.Fatalf("commit %s (%s): %v", c.ID, c.Kind, err)
@@ -333,10 +321,7 @@ func TestOptimizeCrashPoints(t *testing.T) {
 				_, err := g.Optimize(ctx, "")
 				return err
 			})
-			h, err := Open(ctx, st, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, st, Options{})
 			if moved := !engSnap(t, h, "main").equal(before); moved != pt.visible {
 				t.Fatalf("head moved = %v, want %v", moved, pt.visible)
 			}

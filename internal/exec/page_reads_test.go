@@ -37,15 +37,9 @@ func TestColdProjectionReadsPages(t *testing.T) {
 		}
 	}
 	cnt := storage.NewCounting(st)
-	fresh, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
-	res, _, err := fresh.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := queryAt(t, fresh, Target{}, p, nil)
 	c := cnt.Snapshot()
 	read := c[storage.OpGet].Bytes + c[storage.OpGetRange].Bytes
 	var names []string
@@ -58,19 +52,13 @@ func TestColdProjectionReadsPages(t *testing.T) {
 		t.Fatalf("names %v, want %v", names, want)
 	}
 	// The same rows as the warm path's (whole-table images) on a plain handle.
-	warm, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	warm := mustOpen(t, st, Options{})
 	for range 10 { // past the partial snapshots a handle serves first
 		if _, _, err := warm.Query(ctx, Target{}, p, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wres, _, err := warm.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wres := queryAt(t, warm, Target{}, p, nil)
 	if fmt.Sprint(wres.Rows) != fmt.Sprint(res.Rows) {
 		t.Fatalf("cold rows differ from warm rows:\n%v\n%v", res.Rows, wres.Rows)
 	}

@@ -40,10 +40,7 @@ func TestEngineConcurrentInsertsLinear(t *testing.T) {
 	if len(got) != 2+n {
 		t.Fatalf("companies %v", got)
 	}
-	log, err := g.Log(ctx, "main", n+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := commitLog(t, g, "main", n+1)
 	for i := 0; i < n; i++ {
 		if log[i].Parent != log[i+1].ID || log[i].MergedParent != "" {
 			t.Fatalf("history is not linear at %d: %+v", i, log[i])
@@ -58,10 +55,7 @@ func TestEngineConcurrentInsertsLinear(t *testing.T) {
 // preceded by other's write, committed from a separate handle.
 func raceOnce(t *testing.T, g *Graph, other func(h *Graph) error) {
 	t.Helper()
-	h, err := Open(context.Background(), g.st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustOpen(t, g.st, Options{})
 	g.testBeforePublish = func(attempt int) {
 		if attempt == 0 {
 			if err := other(h); err != nil {

@@ -286,19 +286,13 @@ func TestQueryRSSHelper(t *testing.T) {
 	}
 	ctx := context.Background()
 	st := localStore(t, dir)
-	g, err := Open(ctx, st, Options{CacheBytes: budgetCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, st, Options{CacheBytes: budgetCache})
 	p := headPlan(t, g, "query q() { "+os.Getenv("OMNIGRAPH_RSS_QUERY")+" }", "q")
 	var rows [][]any
 	if os.Getenv("OMNIGRAPH_RSS_STREAM") == "true" {
-		snap, err := g.Resolve(ctx, Target{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := resolve(t, g, Target{})
 		var dg rowDigest
-		err = g.QueryStreamAt(ctx, snap, p, nil, func(ctx context.Context, st *eval.Stream) error {
+		err := g.QueryStreamAt(ctx, snap, p, nil, func(ctx context.Context, st *eval.Stream) error {
 			return st.Each(ctx, func(row []any) error {
 				dg.add(row)
 				return nil
@@ -309,10 +303,7 @@ func TestQueryRSSHelper(t *testing.T) {
 		}
 		rows = dg.rows()
 	} else {
-		res, _, err := g.Query(ctx, Target{}, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := queryAt(t, g, Target{}, p, nil)
 		rows = res.Rows
 	}
 	b, err := json.Marshal(rows)

@@ -86,10 +86,7 @@ func TestWarmQuerySeesOtherHandleWrites(t *testing.T) {
 		warmAge(t, g, "p5")
 	}
 	st := localStore(t, dir)
-	w, err := Open(t.Context(), st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustOpen(t, st, Options{})
 	set := peerPlan(t, w, "set_age")
 	for i := range 20 {
 		want := int64(100 + i)
@@ -97,10 +94,7 @@ func TestWarmQuerySeesOtherHandleWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The head as the writer left it (a compaction may follow the write).
-		log, err := w.Log(t.Context(), "main", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := commitLog(t, w, "main", 1)
 		got, ci := warmAge(t, g, "p5")
 		if got != want || ci != log[0] {
 			t.Fatalf("write %d: warm read found age %d at commit %+v; the other handle wrote %d, head %+v", i, got, ci, want, log[0])

@@ -155,7 +155,6 @@ func TestDenseReadsMatchImages(t *testing.T) {
 // same table states without reading a fragment again; a budget too small
 // for them rebuilds them. Counted with the counting store.
 func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(21, 22))
 	cs := storage.NewCounting(storage.NewMem())
 	g := mustInit(t, cs, "test.pg", denseSchema, "tester", Options{})
@@ -167,17 +166,11 @@ func TestDenseViewsKeptOnWarmHandle(t *testing.T) {
 		kept   bool
 	}{{"default budget", 0, true}, {"tiny budget", 64 << 10, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := Open(ctx, cs, Options{CacheBytes: tc.budget})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := mustOpen(t, cs, Options{CacheBytes: tc.budget})
 			var first []any
 			for i := range 2 {
 				cs.Reset()
-				res, _, err := h.Query(ctx, Target{}, p, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := queryAt(t, h, Target{}, p, nil)
 				ranged := cs.Snapshot()[storage.OpGetRange].Requests
 				t.Logf("read %d: %v, %d ranged reads", i, res.Rows, ranged)
 				if i == 0 {

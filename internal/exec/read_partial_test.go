@@ -103,10 +103,7 @@ func readFreshAndFull(t *testing.T, st storage.Store, full *Graph, p *query.Plan
 	if err != nil {
 		t.Fatalf("%s on the reference handle: %v", p.Name, err)
 	}
-	fresh, err = Open(ctx, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh = mustOpen(t, st, opts)
 	got, _, err = fresh.Query(ctx, Target{}, p, params)
 	if err != nil {
 		t.Fatalf("%s on a fresh handle: %v", p.Name, err)
@@ -118,10 +115,7 @@ func readFreshAndFull(t *testing.T, st storage.Store, full *Graph, p *query.Plan
 // read decodes whole-table images (no index, partial or dense path).
 func imageHandle(t *testing.T, st storage.Store) *Graph {
 	t.Helper()
-	full, err := Open(context.Background(), st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := mustOpen(t, st, Options{})
 	full.snaps.SetIndexPath(false)
 	return full
 }

@@ -126,7 +126,6 @@ func TestScanReadsMatchFull(t *testing.T) {
 // many reads the handle serves, instead of switching to whole-table images
 // after partialBeforeImages reads; they answer like whole images.
 func TestOversizedTablesStayPartial(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(8, 9))
 	st := storage.NewMem()
 	g := mustInit(t, st, "test.pg", engSchema, "tester", Options{})
@@ -141,14 +140,8 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	appendJSONL(t, g, bulk.String())
 	full := imageHandle(t, st)
 	// The Person image is ~290 KB (snapshot.imageSize): over half of 256 KiB.
-	small, err := Open(ctx, st, Options{CacheBytes: 256 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	roomy, err := Open(ctx, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := mustOpen(t, st, Options{CacheBytes: 256 << 10})
+	roomy := mustOpen(t, st, Options{})
 	var plans []*query.Plan
 	for _, src := range []string{
 		`query q($name: String) { match { $p: Person { name: $name } } return { $p.age } }`,
@@ -162,15 +155,9 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 	for i := range reads {
 		p := plans[i%len(plans)]
 		params := map[string]any{"name": fmt.Sprintf("n%d", rng.IntN(n))}
-		want, _, err := full.Query(ctx, Target{}, p, params)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, params)
 		for _, h := range []*Graph{small, roomy} {
-			got, _, err := h.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := queryAt(t, h, Target{}, p, params)
 			if !reflect.DeepEqual(got.Rows, want.Rows) {
 				t.Fatalf("read %d: rows %v, want %v", i, got.Rows, want.Rows)
 			}
@@ -189,7 +176,6 @@ func TestOversizedTablesStayPartial(t *testing.T) {
 // footers): on a table dominated by a text column it reads a small share
 // of the table's bytes, where the whole-image path reads all of them.
 func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	cnt := storage.NewCounting(storage.NewMem())
 	g := mustInit(t, cnt, "test.pg", `node Person { name: String @key  age: I32?  city: String?  bio: String? }`, "tester", Options{})
@@ -216,16 +202,10 @@ func TestFilterCountReadsOnlyItsColumns(t *testing.T) {
 	p, _ := compileAt(t, snap, "q.gq", `query q() { match { $p: Person  $p.age = 31  $p.city = "c31" } return { count($p) as c } }`).Query("q")
 	var want any
 	for _, indexPath := range []bool{false, true} {
-		h, err := Open(ctx, cnt, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := mustOpen(t, cnt, Options{})
 		h.snaps.SetIndexPath(indexPath)
 		cnt.Reset()
-		res, _, err := h.Query(ctx, Target{}, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := queryAt(t, h, Target{}, p, nil)
 		var read int64
 		for _, oc := range cnt.Snapshot() {
 			read += oc.Bytes

@@ -156,10 +156,7 @@ func TestTypedImageAggregatesMatchRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for run := range 3 {
-			got, _, err := warm.Query(ctx, Target{}, p, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := queryAt(t, warm, Target{}, p, params)
 			if msg := sameRows(got.Rows, want.Rows); msg != "" {
 				t.Fatalf("query %d run %d %s: %s\nwarm %v\nboxed %v", qi, run, body, msg, got.Rows, want.Rows)
 			}

@@ -36,10 +36,7 @@ edge Rel: Item -> Item
 // scalarRefs counts the scalar index objects of the Item table by column.
 func scalarRefs(t *testing.T, g *Graph) map[string]int {
 	t.Helper()
-	snap, err := g.Resolve(context.Background(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := resolve(t, g, Target{})
 	s, err := snap.State(context.Background(), snapshot.NodeKey("Item"))
 	if err != nil {
 		t.Fatal(err)
@@ -167,15 +164,9 @@ func TestScalarIndexMatchesScan(t *testing.T) {
 		}
 		p, _ := f.Query("q")
 		ran++
-		want, _, err := full.Query(ctx, Target{}, p, params)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, params)
 		rec := storage.NewRecording(st)
-		fresh, err := Open(ctx, rec, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := mustOpen(t, rec, Options{})
 		got, _, err := fresh.Query(ctx, Target{}, p, params)
 		if err != nil {
 			t.Fatalf("query %d %s: %v", q, src, err)
@@ -217,16 +208,10 @@ func TestScalarIndexColdCountReads(t *testing.T) {
 	}
 	rec := storage.NewRecording(st)
 	cnt := storage.NewCounting(rec)
-	fresh, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustOpen(t, cnt, Options{})
 	cnt.Reset()
 	rec.Reset()
-	res, _, err := fresh.Query(ctx, Target{}, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := queryAt(t, fresh, Target{}, p, nil)
 	if got := res.Rows[0][0]; got != int64(want) {
 		t.Fatalf("count %v, want %d", got, want)
 	}
@@ -340,19 +325,10 @@ func TestScalarIndexDenseMatchesImages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("query %d: %v", qi, err)
 		}
-		want, _, err := full.Query(ctx, Target{}, p, map[string]any{"lim": 50})
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := queryAt(t, full, Target{}, p, map[string]any{"lim": 50})
 		rec := storage.NewRecording(st)
-		dense, err := Open(ctx, rec, Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := dense.Query(ctx, Target{}, p, map[string]any{"lim": 50})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dense := mustOpen(t, rec, Options{CacheBytes: 64 << 10})
+		got := queryAt(t, dense, Target{}, p, map[string]any{"lim": 50})
 		if took := dense.snaps.DenseReads() == 1; took != q.dense {
 			t.Fatalf("query %d: dense path taken %v, want %v", qi, took, q.dense)
 		}
@@ -434,10 +410,7 @@ func TestScalarIndexCorruptIsTyped(t *testing.T) {
 		if _, err := st.Put(ctx, key, bad); err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := Open(ctx, st, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := mustOpen(t, st, Options{})
 		got, _, err := fresh.Query(ctx, Target{}, p, map[string]any{"lo": -100})
 		var ce *table.CorruptError
 		switch {

@@ -121,10 +121,7 @@ func TestApplyAddNullableReadsNoData(t *testing.T) {
 	h.load("main", "overwrite", b.String())
 	rec := storage.NewRecording(mem)
 	counting := storage.NewCounting(rec)
-	g, err := Open(h.ctx, counting, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustOpen(t, counting, Options{})
 	res, err := g.ApplySchema(h.ctx, `node Person { name: String @key  years: I32? @rename_from("age")  nickname: String? }`, SchemaApplyOptions{})
 	if err != nil || !res.Applied {
 		t.Fatalf("apply = %+v, %v", res, err)

@@ -405,10 +405,7 @@ func BenchmarkSearch(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, _, err := h.Query(ctx, Target{}, p, map[string]any{"x": queries[i%len(queries)]})
-			if err != nil {
-				b.Fatal(err)
-			}
+			res := queryAt(b, h, Target{}, p, map[string]any{"x": queries[i%len(queries)]})
 			for _, row := range res.Rows {
 				if truth[i%len(queries)][row[0].(string)] {
 					hits++

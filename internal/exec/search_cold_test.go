@@ -112,10 +112,7 @@ func coldRun(t *testing.T, mem storage.Store, src, name string, params map[strin
 	ctx := context.Background()
 	kl := newObjLog(mem)
 	cnt := storage.NewCounting(kl)
-	cold, err := Open(ctx, cnt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cold := mustOpen(t, cnt, Options{})
 	snap := resolve(t, cold, Target{})
 	p, err := compileAt(t, snap, "q.gq", src).Query(name)
 	if err != nil {
@@ -241,10 +238,7 @@ query hyb($x: Vector(16), $q: String) { match { $d: Doc } return { $d.slug, $d.b
 				t.Errorf("%s #%d: read %d fragment bytes, over a fifth of the table's %d", name, qi, data.Bytes, total)
 			}
 			pw, _ := fw.Query(name)
-			warm, _, err := g.Query(ctx, Target{}, pw, params)
-			if err != nil {
-				t.Fatal(err)
-			}
+			warm := queryAt(t, g, Target{}, pw, params)
 			if !reflect.DeepEqual(got.Rows, warm.Rows) {
 				t.Fatalf("%s #%d: cold %v\nwarm %v", name, qi, got.Rows, warm.Rows)
 			}

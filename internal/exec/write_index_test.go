@@ -62,20 +62,14 @@ func TestIndexLookupsMatchFragSet(t *testing.T) {
 			delete(params, "from")
 			delete(params, "to")
 		}
-		gA, err := Open(ctx, stA, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		gA := mustOpen(t, stA, Options{})
 		_, errA := gA.Mutate(ctx, "main", lookupPlan(t, gA, q), params, MutateOptions{})
 		_, errB := gB.Mutate(ctx, "main", lookupPlan(t, gB, q), params, MutateOptions{})
 		if (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
 			t.Fatalf("step %d %s %v: indexed err %v, fragment view err %v", i, q, params, errA, errB)
 		}
 	}
-	gA, err := Open(ctx, stA, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gA := mustOpen(t, stA, Options{})
 	if a, b := graphRows(t, gA), graphRows(t, gB); !reflect.DeepEqual(a, b) {
 		t.Fatalf("graphs differ: %d vs %d rows", len(a), len(b))
 	}

@@ -21,22 +21,24 @@ func isV1(b []byte, magic string) bool {
 
 // readFront reads the first n bytes of index object key for a ranged
 // open. A version-1 object has no front to read by range: readFront then
-// returns the whole object (a second read when it is larger than n) and v1
-// true.
-func readFront(ctx context.Context, st storage.Store, key string, n int, magic string) (b []byte, v1 bool, err error) {
-	b, err = st.GetRange(ctx, key, 0, int64(n))
+// reads it whole (a second read when it is larger than n) and returns it
+// decoded by decodeV1 as whole, with no front.
+func readFront[X any](ctx context.Context, st storage.Store, key string, n int, magic string,
+	decodeV1 func(key string, b []byte) (*X, error)) (front []byte, whole *X, err error) {
+	b, err := st.GetRange(ctx, key, 0, int64(n))
 	if err != nil {
-		return nil, false, fmt.Errorf("index: read %s: %w", key, err)
+		return nil, nil, fmt.Errorf("index: read %s: %w", key, err)
 	}
 	if !isV1(b, magic) {
-		return b, false, nil
+		return b, nil, nil
 	}
 	if len(b) == n {
 		if b, _, err = st.Get(ctx, key); err != nil {
-			return nil, false, fmt.Errorf("index: read %s: %w", key, err)
+			return nil, nil, fmt.Errorf("index: read %s: %w", key, err)
 		}
 	}
-	return b, true, nil
+	whole, err = decodeV1(key, b)
+	return nil, whole, err
 }
 
 // checkHead checks the fixed head of a version-2 index object of kind

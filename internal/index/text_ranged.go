@@ -37,15 +37,11 @@ func TextSourceOf(x *TextIndex) *TextSource { return &TextSource{whole: x} }
 
 // OpenText reads the front of the full-text index object key.
 func OpenText(ctx context.Context, st storage.Store, key string) (*TextSource, error) {
-	front, v1, err := readFront(ctx, st, key, TextFrontBytes, textMagic)
+	front, x, err := readFront(ctx, st, key, TextFrontBytes, textMagic, decodeTextV1)
 	if err != nil {
 		return nil, err
 	}
-	if v1 {
-		x, err := decodeTextV1(key, front)
-		if err != nil {
-			return nil, err
-		}
+	if x != nil {
 		return TextSourceOf(x), nil
 	}
 	h, err := parseTextHeader(key, front)

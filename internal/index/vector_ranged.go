@@ -35,15 +35,11 @@ func VectorSourceOf(x *VectorIndex) *VectorSource { return &VectorSource{whole: 
 
 // OpenVector reads the front of the vector index object key.
 func OpenVector(ctx context.Context, st storage.Store, key string) (*VectorSource, error) {
-	b, v1, err := readFront(ctx, st, key, VectorFrontBytes, vecMagic)
+	b, x, err := readFront(ctx, st, key, VectorFrontBytes, vecMagic, decodeVectorV1)
 	if err != nil {
 		return nil, err
 	}
-	if v1 {
-		x, err := decodeVectorV1(key, b)
-		if err != nil {
-			return nil, err
-		}
+	if x != nil {
 		return VectorSourceOf(x), nil
 	}
 	h, err := parseVecHeader(key, b)

@@ -204,6 +204,12 @@ func (h *topHeap) Pop() any {
 // old replaced by repl, or nil when the path holds an operator a single-scan
 // plan cannot have.
 func replaceScan(root query.Op, old, repl *query.Scan) query.Op {
+	// Each single-input operator is copied; input points at the copy's
+	// Input, which is then pointed at the rebuilt path below it.
+	var (
+		c     query.Op
+		input *query.Op
+	)
 	switch o := root.(type) {
 	case *query.Scan:
 		if o == old {
@@ -211,37 +217,27 @@ func replaceScan(root query.Op, old, repl *query.Scan) query.Op {
 		}
 		return nil
 	case *query.Filter:
-		if in := replaceScan(o.Input, old, repl); in != nil {
-			c := *o
-			c.Input = in
-			return &c
-		}
+		cp := *o
+		c, input = &cp, &cp.Input
 	case *query.Project:
-		if in := replaceScan(o.Input, old, repl); in != nil {
-			c := *o
-			c.Input = in
-			return &c
-		}
+		cp := *o
+		c, input = &cp, &cp.Input
 	case *query.Aggregate:
-		if in := replaceScan(o.Input, old, repl); in != nil {
-			c := *o
-			c.Input = in
-			return &c
-		}
+		cp := *o
+		c, input = &cp, &cp.Input
 	case *query.Sort:
-		if in := replaceScan(o.Input, old, repl); in != nil {
-			c := *o
-			c.Input = in
-			return &c
-		}
+		cp := *o
+		c, input = &cp, &cp.Input
 	case *query.Limit:
-		if in := replaceScan(o.Input, old, repl); in != nil {
-			c := *o
-			c.Input = in
-			return &c
-		}
+		cp := *o
+		c, input = &cp, &cp.Input
+	default:
+		return nil
 	}
-	return nil
+	if *input = replaceScan(*input, old, repl); *input == nil {
+		return nil
+	}
+	return c
 }
 
 // scanRows reads the live rows of nt (state st) that pass filters, in
