@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -327,5 +328,54 @@ func TestForwardedWriteNotApplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestForwardedWriteCancelled: a write cancelled while its proposal waits
+// for the turn's holder is withdrawn and leaves no trace: it returns its
+// context's error, the holder never runs it, the mailbox is empty.
+func TestForwardedWriteCancelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocesses")
+	}
+	dir, bdir := t.TempDir(), t.TempDir()
+	g := writersGraph(t, writersStore(t, dir, 0), 8)
+	holder := startForwardChild(t, forwardJob{Dir: dir, Actor: "holder", Source: linQueries, Name: "upd", Params: map[string]any{"k": "w0", "v": 10}},
+		failpoint.EnvVar+"="+FPForwardTurn+"=barrier", failpoint.BarrierEnv+"="+bdir)
+	waitForFile(t, filepath.Join(bdir, "arrived-*"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	proposed := make(chan bool, 1)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if m, _ := filepath.Glob(filepath.Join(dir, ".locks", "mail-*", "p-*")); len(m) > 0 {
+				proposed <- true
+				return
+			}
+		}
+		proposed <- false
+	}()
+	_, err := g.Mutate(ctx, "main", linPlans(t, g)["upd"], map[string]any{"k": "w1", "v": 20}, MutateOptions{Actor: "proposer", Source: linQueries})
+	if !<-proposed {
+		t.Fatal("the write was never proposed")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled write: %v, want context.Canceled", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".locks", "mail-*", "*")); len(m) != 0 {
+		t.Fatalf("mailbox after the withdrawal: %v", m)
+	}
+	if err := os.WriteFile(filepath.Join(bdir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, rep := holder.wait(t); code != 0 || rep == nil || rep.Err != "" {
+		t.Fatalf("holder: exit %d, %+v\n%s", code, rep, holder.out.String())
+	}
+	if got := acctValue(t, g, "w1"); got != 0 {
+		t.Fatalf("w1 = %d: the cancelled write landed", got)
+	}
+	if got := acctValue(t, g, "w0"); got != 10 {
+		t.Fatalf("w0 = %d, want the holder's 10", got)
 	}
 }
