@@ -184,13 +184,7 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 	}
 	for _, typ := range types {
 		tc := byType[typ]
-		err := dr.ds.DenseColumns(dr.ctx, dr.nodes[typ], tc.props, func(_ int32, vals []any) error {
-			for k, v := range vals {
-				tc.cols[k].append(v)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := dr.fillColumns(dr.nodes[typ], tc.props, tc.cols); err != nil {
 			return nil, err
 		}
 	}
