@@ -113,12 +113,14 @@ func (r *runner) chunkProject(ctx context.Context, o *query.Project, limit int64
 
 // giveUp returns snapshot.ErrChunksGiveUp when, at the rate of got rows
 // from taken roots (under one row per taken roots when none came yet),
-// the rows still missing to limit need more roots than the left ones.
+// the rows still missing to limit need more than a quarter of the roots
+// left: a rate measured on few rows is rough, and a give-up late in the
+// budget pays the chunks and the other path both.
 func giveUp(limit, got, taken, left int) error {
 	if got >= limit {
 		return nil
 	}
-	if need := int64(limit-got) * int64(taken) / int64(max(got, 1)); need > int64(left) {
+	if need := int64(limit-got) * int64(taken) / int64(max(got, 1)); need > int64(left)/4 {
 		return snapshot.ErrChunksGiveUp
 	}
 	return nil
