@@ -1,15 +1,19 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/snapshot"
+	"github.com/omnigraph-go/omnigraph/internal/value"
 )
 
 // denseColumn is one property of a node type over its dense rows (row
@@ -320,4 +324,82 @@ func flatCols(cat *schema.Catalog, typ string, props []string) []*typedCol {
 		tcs[k] = &typedCol{class: cl, kind: pr.Type.Kind}
 	}
 	return tcs
+}
+
+// null reports whether row x's cell is null.
+func (c *denseColumn) null(x int32) bool { return c.valid[x>>6]&(1<<(x&63)) == 0 }
+
+// view returns row x's string without copying it: valid until the
+// column changes, never to be kept.
+func (c *denseColumn) view(x int32) string {
+	lo := uint32(0)
+	if x > 0 {
+		lo = c.ends[x-1]
+	}
+	b := c.arena[lo:c.ends[x]]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// appendKey appends row x's TupleKey member (a column of typed cells).
+func (c *denseColumn) appendKey(b []byte, x int32) []byte {
+	if c.null(x) {
+		return value.AppendNullKey(b)
+	}
+	switch c.kind {
+	case cellInt64, cellInt32:
+		return value.AppendIntKey(b, int64(c.words[x]))
+	case cellUint64:
+		return value.AppendUintKey(b, c.words[x])
+	case cellFloat64:
+		return value.AppendFloatKey(b, math.Float64frombits(c.words[x]))
+	case cellString:
+		return value.AppendStringKey(b, c.view(x))
+	}
+	return value.AppendBoolKey(b, c.words[x] != 0)
+}
+
+// fold adds row x's cell to st as st.add(fn, c.value(x), 1) does, without
+// boxing it (an extreme is boxed when it replaces the one held).
+func (c *denseColumn) fold(st *aggState, fn aggFunc, x int32) {
+	if c.null(x) {
+		return
+	}
+	st.n++
+	switch fn {
+	case aggCount:
+		return
+	case aggSum:
+		var f float64
+		switch c.kind {
+		case cellInt64, cellInt32:
+			f = float64(int64(c.words[x]))
+		case cellUint64:
+			f = float64(c.words[x])
+		case cellFloat64:
+			f = math.Float64frombits(c.words[x])
+		}
+		st.sum = addFloat(st.sum, f)
+		return
+	}
+	if st.ext != nil {
+		var d int
+		switch c.kind {
+		case cellInt64:
+			d = cmp.Compare(int64(c.words[x]), st.ext.(int64))
+		case cellInt32:
+			d = cmp.Compare(int32(int64(c.words[x])), st.ext.(int32))
+		case cellUint64:
+			d = cmp.Compare(c.words[x], st.ext.(uint64))
+		case cellFloat64:
+			d = value.CompareFloats(math.Float64frombits(c.words[x]), st.ext.(float64))
+		case cellString:
+			d = strings.Compare(c.view(x), st.ext.(string))
+		case cellBool:
+			d = value.CompareBools(c.words[x] != 0, st.ext.(bool))
+		}
+		if fn == aggMin && d >= 0 || fn == aggMax && d <= 0 {
+			return
+		}
+	}
+	st.ext = c.value(x)
 }

@@ -195,6 +195,22 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 // each calls fn with the first n projected rows, in the walk's order;
 // row is reused between calls.
 func (we *denseWalker) each(ctx context.Context, n int, fn func(row []any) error) error {
+	return we.bindings(ctx, n, func() error {
+		for j, c := range we.cells {
+			x := we.bind[c.slot]
+			if c.col == nil {
+				we.row[j] = c.d.ID(x)
+			} else {
+				we.row[j] = c.col.value(x)
+			}
+		}
+		return fn(we.row)
+	})
+}
+
+// bindings calls fn for each of the first n binding rows, in the walk's
+// order, with the row's binding in we.bind (nothing projected).
+func (we *denseWalker) bindings(ctx context.Context, n int, fn func() error) error {
 	if n == 0 {
 		return nil
 	}
@@ -207,15 +223,7 @@ func (we *denseWalker) each(ctx context.Context, n int, fn func(row []any) error
 					return false, err
 				}
 			}
-			for j, c := range we.cells {
-				x := we.bind[c.slot]
-				if c.col == nil {
-					we.row[j] = c.d.ID(x)
-				} else {
-					we.row[j] = c.col.value(x)
-				}
-			}
-			if err := fn(we.row); err != nil {
+			if err := fn(); err != nil {
 				return false, err
 			}
 			emitted++

@@ -94,16 +94,7 @@ func chunkQuery(rng *rand.Rand) string {
 // a handle running the row executor on whole images: several fragments,
 // deletion vectors, deleted nodes, parallel edges, self-loops.
 func TestRootChunksMatchRows(t *testing.T) {
-	ctx := context.Background()
-	g, st, rng := readTestGraph(t, denseSchema, 31)
-	const batch, cities = 2000, 7
-	for k := range 3 {
-		if _, err := g.Load(ctx, strings.NewReader(denseGraph(rng, k*batch, batch, cities)), LoadRequest{Mode: LoadAppend}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	churn(t, g, rng, denseWrites, "set_age", "age", "del_p", "p", 3*batch, 25, func(i int) any { return i })
-	full := imageHandle(t, st)
+	g, st, rng, full := churnedDenseGraph(t, 31)
 	chunked, rows := 0, 0
 	const queries = 60
 	for qi := range queries {
