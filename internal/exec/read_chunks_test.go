@@ -14,7 +14,7 @@ import (
 // chunkQuery returns a random projection of traversal rows from an
 // unanchored Person scan under a limit: filters on the root and the far
 // ends (pushed down or not), one to three expansions in every direction,
-// hop bounds, a cycle, a negation.
+// hop bounds, edge variables, a cycle, a negation.
 func chunkQuery(rng *rand.Rand) string {
 	var b strings.Builder
 	b.WriteString("$p: Person ")
@@ -32,7 +32,9 @@ func chunkQuery(rng *rand.Rand) string {
 	for i := range 1 + rng.IntN(3) {
 		from := persons[rng.IntN(len(persons))]
 		to := fmt.Sprintf("v%d", i)
-		switch rng.IntN(6) {
+		switch rng.IntN(7) {
+		case 6:
+			fmt.Fprintf(&b, "$%s $e%d:knows $%s ", from, i, to) // one row per edge, by edge id
 		case 0:
 			fmt.Fprintf(&b, "$%s <knows> $%s ", from, to)
 		case 1:
