@@ -146,10 +146,7 @@ func TestRootChunksReadFewBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var bytes int64
-			for _, op := range cs.Snapshot() {
-				bytes += op.Bytes
-			}
+			bytes := cs.Snapshot().Bytes()
 			if src == limitQ && h.snaps.ChunkReads() != 1 {
 				t.Fatalf("%d persons: the limit read did not take the chunks", n)
 			}
