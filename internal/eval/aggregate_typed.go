@@ -100,7 +100,7 @@ func (acc *typedAcc) fold(fn aggFunc, c *typedCol, i int) {
 	acc.n++
 	switch fn {
 	case aggSum:
-		acc.sum += c.number(i)
+		acc.sum = addFloat(acc.sum, c.number(i))
 		return
 	case aggCount:
 		return
@@ -131,6 +131,22 @@ func (acc *typedAcc) fold(fn aggFunc, c *typedCol, i int) {
 		}
 	}
 	acc.has = true
+}
+
+// foldN folds cell i of c m times, as aggState.add(fn, v, m) does: the
+// count by m, a sum adding the value m times in a row, an extreme once.
+
+func (acc *typedAcc) foldN(fn aggFunc, c *typedCol, i int, m int64) {
+	if fn == aggSum {
+		for range m {
+			acc.fold(fn, c, i)
+		}
+		return
+	}
+	acc.fold(fn, c, i)
+	if m > 1 && !c.null(i) {
+		acc.n += m - 1
+	}
 }
 
 // state returns acc as the row path's aggState (its extreme boxed as c's
@@ -311,6 +327,18 @@ func (f *typedFold) row(i int) {
 			continue
 		}
 		acc[a].fold(ta.fn, f.tp.cols[ta.col], i)
+	}
+}
+
+// rowN folds row i m times (m binding rows carry its values: dense.go).
+func (f *typedFold) rowN(i int, m int64) {
+	acc := f.accs[f.group(i)]
+	for a, ta := range f.tp.aggs {
+		if ta.col < 0 {
+			acc[a].n += m
+			continue
+		}
+		acc[a].foldN(ta.fn, f.tp.cols[ta.col], i, m)
 	}
 }
 

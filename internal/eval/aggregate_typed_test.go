@@ -174,7 +174,7 @@ func sameCells(got, want [][]any) string {
 			wf, wok := w.(float64)
 			if gok && wok {
 				if math.Float64bits(gf) != math.Float64bits(wf) {
-					return fmt.Sprintf("row %d cell %d: %v, want %v (bits differ)", i, j, gf, wf)
+					return fmt.Sprintf("row %d cell %d: %v, want %v (bits differ: %x, %x)", i, j, gf, wf, math.Float64bits(gf), math.Float64bits(wf))
 				}
 				continue
 			}

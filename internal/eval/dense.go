@@ -2,7 +2,10 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/omnigraph-go/omnigraph/internal/limits"
 	"github.com/omnigraph-go/omnigraph/internal/query"
@@ -345,6 +348,9 @@ const maxDenseRows = 1 << 28
 // exactly the row path's order of additions, since every binding row of a
 // root row carries that row's values.
 func (dr *denseRun) aggregateByRoot(root *denseVar, w []int64) ([][]any, error) {
+	if rows, ok, err := dr.aggregateByRootTyped(root, w); err != nil || ok {
+		return rows, err
+	}
 	o := dr.dp.agg
 	d := dr.nodes[root.typ]
 	var props []string
@@ -603,4 +609,63 @@ func (dr *denseRun) fold(w, wk []int64, x *query.Expand, out, in *snapshot.Dense
 		w[k] *= sum
 	}
 	return nil
+}
+
+// aggregateByRootTyped is aggregateByRoot on the typed columns of the
+// root's properties (aggregate_typed.go's fold, each row folded w[x]
+// times: a sum adds its value w[x] times in a row, as the boxed fold
+// does), without a boxed value per cell; ok is false when the source has
+// no typed scan or a key or argument is not a flat property of the root
+// (an id key, a list).
+func (dr *denseRun) aggregateByRootTyped(root *denseVar, w []int64) ([][]any, bool, error) {
+	ts, ok := dr.ds.(denseTypedSource)
+	if !ok {
+		return nil, false, nil
+	}
+	o := dr.dp.agg
+	nt, ok := dr.r.snap.Catalog().Node(root.typ)
+	if !ok {
+		return nil, false, nil
+	}
+	tp := &typedPlan{sc: &query.Scan{Var: root.name, Type: root.typ}, nt: nt,
+		keyCols: make([]int, len(o.Keys)), aggs: make([]typedAgg, len(o.Aggs))}
+	for i, k := range o.Keys {
+		if tp.keyCols[i] = tp.colOf(k.Value); tp.keyCols[i] < 0 {
+			return nil, false, nil
+		}
+	}
+	for i, a := range o.Aggs {
+		if a.Func == "count" && a.Arg.Kind == query.OpdID {
+			tp.aggs[i] = typedAgg{fn: aggCount, col: -1} // counts binding rows
+			continue
+		}
+		c := tp.colOf(a.Arg)
+		if c < 0 {
+			return nil, false, nil
+		}
+		tp.aggs[i] = typedAgg{fn: aggFuncOf(a.Func), col: c}
+	}
+	f := newTypedFold(o, tp, dr.r.mem)
+	x := 0
+	err := ts.DenseScanColumns(dr.ctx, dr.nodes[root.typ], tp.props, func(n int, cols []arrow.Array) error {
+		for k, c := range tp.cols {
+			if err := c.bind(cols[k]); err != nil {
+				return err
+			}
+		}
+		for i, m := range w[x : x+n] {
+			if m != 0 {
+				f.rowN(i, m)
+			}
+		}
+		x += n
+		return nil
+	})
+	if errors.Is(err, errTypedFallback) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return f.result(), true, nil
 }

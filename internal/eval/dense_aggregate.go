@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"context"
+
 	"github.com/omnigraph-go/omnigraph/internal/query"
 )
 
@@ -61,6 +63,9 @@ func (dr *denseRun) aggregateByWalk() (rows [][]any, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if rows, ok, err := we.foldTyped(dr.ctx, o, int(total), argAt); err != nil || ok {
+		return rows, ok, err
+	}
 	ag := newAggGroups(o, dr.r.mem)
 	nk := len(o.Keys)
 	err = we.each(dr.ctx, int(total), func(row []any) error {
@@ -71,6 +76,60 @@ func (dr *denseRun) aggregateByWalk() (rows [][]any, ok bool, err error) {
 				continue
 			}
 			g.st[i].add(o.Aggs[i].Func, row[c], 1)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return ag.rows(), true, nil
+}
+
+// foldTyped is aggregateByWalk's fold on the walk's typed columns: keys
+// encoded as TupleKey bytes straight from the columns (a key boxed once
+// per group), counts and sums unboxed, an extreme compared unboxed and
+// boxed only when it is replaced — the same groups, order and float
+// additions as the boxed fold. ok is false when a key or argument is an
+// id or a column of boxed cells (lists, vectors).
+func (we *denseWalker) foldTyped(ctx context.Context, o *query.Aggregate, n int, argAt []int) ([][]any, bool, error) {
+	nk := len(o.Keys)
+	for _, c := range we.cells {
+		if c.col == nil || c.col.kind == cellBoxed {
+			return nil, false, nil
+		}
+	}
+	fns := make([]aggFunc, len(o.Aggs))
+	for i, a := range o.Aggs {
+		fns[i] = aggFuncOf(a.Func)
+	}
+	ag := newAggGroups(o, we.dr.r.mem)
+	var key []byte
+	keys := make([]any, nk)
+	err := we.bindings(ctx, n, func() error {
+		var g *aggGroup
+		if nk == 0 && len(ag.groups) == 1 {
+			g = ag.groups[0]
+		} else {
+			key = key[:0]
+			for _, c := range we.cells[:nk] {
+				key = c.col.appendKey(key, we.bind[c.slot])
+			}
+			i, found := ag.find(key)
+			if !found {
+				for j, c := range we.cells[:nk] {
+					keys[j] = c.col.value(we.bind[c.slot])
+				}
+				i = ag.add(string(key), keys)
+			}
+			g = ag.groups[i]
+		}
+		for i, at := range argAt {
+			if at < 0 {
+				g.st[i].n++
+				continue
+			}
+			c := we.cells[at]
+			c.col.fold(&g.st[i], fns[i], we.bind[c.slot])
 		}
 		return nil
 	})

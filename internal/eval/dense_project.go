@@ -184,13 +184,7 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 	}
 	for _, typ := range types {
 		tc := byType[typ]
-		err := dr.ds.DenseColumns(dr.ctx, dr.nodes[typ], tc.props, func(_ int32, vals []any) error {
-			for k, v := range vals {
-				tc.cols[k].append(v)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := dr.fillColumns(dr.nodes[typ], tc.props, tc.cols); err != nil {
 			return nil, err
 		}
 	}
@@ -201,6 +195,22 @@ func (dr *denseRun) walker(ops []query.Operand) (*denseWalker, error) {
 // each calls fn with the first n projected rows, in the walk's order;
 // row is reused between calls.
 func (we *denseWalker) each(ctx context.Context, n int, fn func(row []any) error) error {
+	return we.bindings(ctx, n, func() error {
+		for j, c := range we.cells {
+			x := we.bind[c.slot]
+			if c.col == nil {
+				we.row[j] = c.d.ID(x)
+			} else {
+				we.row[j] = c.col.value(x)
+			}
+		}
+		return fn(we.row)
+	})
+}
+
+// bindings calls fn for each of the first n binding rows, in the walk's
+// order, with the row's binding in we.bind (nothing projected).
+func (we *denseWalker) bindings(ctx context.Context, n int, fn func() error) error {
 	if n == 0 {
 		return nil
 	}
@@ -213,15 +223,7 @@ func (we *denseWalker) each(ctx context.Context, n int, fn func(row []any) error
 					return false, err
 				}
 			}
-			for j, c := range we.cells {
-				x := we.bind[c.slot]
-				if c.col == nil {
-					we.row[j] = c.d.ID(x)
-				} else {
-					we.row[j] = c.col.value(x)
-				}
-			}
-			if err := fn(we.row); err != nil {
+			if err := fn(); err != nil {
 				return false, err
 			}
 			emitted++

@@ -113,12 +113,8 @@ func (st *aggState) add(fn string, v any, n int64) {
 	switch fn {
 	case "sum", "avg":
 		f := toFloat(v)
-		if n == 1 {
-			st.sum += f
-			break
-		}
 		for range n {
-			st.sum += f
+			st.sum = addFloat(st.sum, f)
 		}
 	case "min":
 		if st.ext == nil || value.Compare(v, st.ext) < 0 {
@@ -130,6 +126,15 @@ func (st *aggState) add(fn string, v any, n int64) {
 		}
 	}
 }
+
+// addFloat returns sum + v. Every aggregate sum, boxed or typed, adds
+// through this one compiled function: the compiler orders the operands of
+// a float addition as it likes, and when both are NaN x86 keeps the first
+// one's payload, so two inlined additions of the same values may differ
+// in their NaN bits (TestDenseTypedMatchesBoxed caught it).
+//
+//go:noinline
+func addFloat(sum, v float64) float64 { return sum + v }
 
 // aggSrc is where an output column of an aggregate comes from: key i or
 // aggregate i.

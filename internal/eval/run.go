@@ -194,6 +194,10 @@ type runner struct {
 	// that many entities (each is one output row).
 	projLimit   int64
 	bindingRoot query.Op // the binding tree under the projection
+	// chunkScan, when set, binds only the rows whose ids are in chunkIDs:
+	// the tree runs on one chunk of root rows (chunk_project.go).
+	chunkScan *query.Scan
+	chunkIDs  map[string]bool
 }
 
 // argInput is what an anti-join hands its sub-plan's Argument leaf: the
@@ -225,6 +229,14 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		}
 		return out, nil
 	case *query.Project:
+		// Under `limit` (no `order`), the rows of a traversal from an
+		// unanchored scan are read root chunk by root chunk, until the
+		// limit (chunk_project.go).
+		if out, ok, err := r.chunkProject(ctx, o, r.projLimit); err != nil {
+			return nil, err
+		} else if ok {
+			return out, nil
+		}
 		// A projection of an unanchored traversal's rows walks dense
 		// views, when the snapshot has them and prefers them
 		// (dense_project.go).

@@ -32,6 +32,10 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 	}
 	out := newRowSet(r.mem, l.width(), 0)
 	dead := tbl.HasDead()
+	var within map[string]bool // one chunk of root rows (chunk_project.go)
+	if o == r.chunkScan {
+		within = r.chunkIDs
+	}
 	for k := 0; k < n; k++ {
 		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -42,6 +46,9 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		if indexed {
 			i = int(rows[k])
 		} else if dead && !tbl.Alive(i) {
+			continue
+		}
+		if within != nil && !within[tbl.IDs[i]] {
 			continue
 		}
 		buf[s] = int32(i)

@@ -598,7 +598,40 @@ func (s *Snapshot) DenseColumns(ctx context.Context, d *DenseNodes, props []stri
 	if !ok {
 		return &UnknownTypeError{Kind: "node", Name: d.Type}
 	}
+	types := make([]*schema.Property, len(props))
+	for i, p := range props {
+		types[i] = PropByName(nt.Props, p)
+	}
 	vals := make([]any, len(props))
+	x := int32(0)
+	return s.DenseScanColumns(ctx, d, props, func(n int, cols []arrow.Array) error {
+		for i := range n {
+			for k, c := range cols {
+				vals[k] = nil
+				if c != nil {
+					vals[k] = value.FromColumn(types[k].Type, table.Value(c, i))
+				}
+			}
+			if err := fn(x, vals); err != nil {
+				return err
+			}
+			x++
+		}
+		return nil
+	})
+}
+
+// DenseScanColumns streams the rows of d, in row order, to fn as typed
+// Arrow columns, one call per batch of n rows: cols[k] is the stored
+// column of props[k] (nil: a property the stored table lacks, null in
+// every row; all nil when no property is stored). One table scan of just
+// those columns; nothing is boxed. The columns are valid only during the
+// call.
+func (s *Snapshot) DenseScanColumns(ctx context.Context, d *DenseNodes, props []string, fn func(n int, cols []arrow.Array) error) error {
+	nt, ok := s.cat.Node(d.Type)
+	if !ok {
+		return &UnknownTypeError{Kind: "node", Name: d.Type}
+	}
 	st, err := s.State(ctx, NodeKey(nt.Name))
 	if err != nil {
 		return err
@@ -607,47 +640,44 @@ func (s *Snapshot) DenseColumns(ctx context.Context, d *DenseNodes, props []stri
 	for _, p := range props {
 		want[p] = true
 	}
-	cols := propsToRead(st, nt.Props, want)
-	if len(cols) == 0 {
-		for x := range int32(d.Len()) {
-			if err := fn(x, vals); err != nil {
+	read := propsToRead(st, nt.Props, want)
+	cols := make([]arrow.Array, len(props))
+	if len(read) == 0 {
+		for lo := 0; lo < d.Len(); lo += 1 << 16 {
+			if err := fn(min(1<<16, d.Len()-lo), cols); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	at := make([]int, len(props)) // column of each prop in the records, -1 if absent
-	types := make([]*schema.Property, len(props))
 	for i, p := range props {
-		at[i] = slices.Index(cols, p)
-		types[i] = PropByName(nt.Props, p)
+		at[i] = slices.Index(read, p)
 	}
-	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: cols})
+	sc, err := s.l.tr.Scan(ctx, st, table.ScanOptions{Columns: read})
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
-	x := int32(0)
+	rows := 0
 	for sc.Next() {
 		rec := sc.Record()
-		for i := range int(rec.NumRows()) {
-			for k, c := range at {
-				vals[k] = nil
-				if c >= 0 {
-					vals[k] = value.FromColumn(types[k].Type, table.Value(rec.Column(c), i))
-				}
+		for k, c := range at {
+			cols[k] = nil
+			if c >= 0 {
+				cols[k] = rec.Column(c)
 			}
-			if err := fn(x, vals); err != nil {
-				return err
-			}
-			x++
 		}
+		if err := fn(int(rec.NumRows()), cols); err != nil {
+			return err
+		}
+		rows += int(rec.NumRows())
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if int(x) != d.Len() {
-		return fmt.Errorf("snapshot: %s: %d rows scanned, %d in its dense view", d.Type, x, d.Len())
+	if rows != d.Len() {
+		return fmt.Errorf("snapshot: %s: %d rows scanned, %d in its dense view", d.Type, rows, d.Len())
 	}
 	return nil
 }

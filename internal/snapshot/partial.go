@@ -55,6 +55,9 @@ type partialPlan struct {
 	known map[string]map[string]table.RowLoc
 	// root is the plan's read tree; build may replace it (scanOnly).
 	root query.Op
+	// chunkRoot, when set, is the plan's unanchored root scan, bound to
+	// the ids its variable already holds (root_chunks.go).
+	chunkRoot *query.Scan
 }
 
 // partialBeforeImages is how many reads a loader answers from partial
@@ -280,6 +283,9 @@ func (pp *partialPlan) cold() bool {
 func (pp *partialPlan) gather(ctx context.Context, op query.Op) (bool, error) {
 	switch o := op.(type) {
 	case *query.Scan:
+		if o == pp.chunkRoot {
+			return true, nil // one chunk of root rows (root_chunks.go)
+		}
 		id, ok, err := pp.anchor(ctx, o)
 		if err != nil {
 			return false, err
@@ -419,8 +425,21 @@ func (pp *partialPlan) expand(ctx context.Context, o *query.Expand) (bool, error
 			return false, err
 		}
 		bound = partialBound(dst.Rows())
-		if dstRows = dst.Rows(); dstRows > 0 {
-			avgDegree = float64(st.Rows()) / float64(dstRows)
+		dstRows = dst.Rows()
+	}
+	// Per near node: the edges over the rows of the near end's type (of
+	// a Person → City edge, the persons').
+	near := et.From
+	if o.Dir == query.DirIn {
+		near = et.To
+	}
+	if nt, ok := pp.snap.cat.Node(near); ok {
+		ns, err := pp.snap.State(ctx, NodeKey(nt.Name))
+		if err != nil {
+			return false, err
+		}
+		if ns.Rows() > 0 {
+			avgDegree = float64(st.Rows()) / float64(ns.Rows())
 		}
 	}
 	seen := map[string]bool{}

@@ -33,6 +33,8 @@ type Loader struct {
 	partials atomic.Int64
 	// denseReads counts the reads PreferDense sent to dense views.
 	denseReads atomic.Int64
+	// chunkReads counts the reads RootChunks answered.
+	chunkReads atomic.Int64
 }
 
 // NewLoader returns a loader reading st through c.

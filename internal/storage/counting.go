@@ -47,6 +47,15 @@ func (c Counts) Requests() int64 {
 	return n
 }
 
+// Bytes is the total payload of all kinds.
+func (c Counts) Bytes() int64 {
+	var n int64
+	for _, v := range c {
+		n += v.Bytes
+	}
+	return n
+}
+
 // Sub returns c minus earlier, per Op (for "what did this operation cost").
 func (c Counts) Sub(earlier Counts) Counts {
 	out := make(Counts, len(allOps))
