@@ -117,7 +117,7 @@ type stagedType struct {
 	keep       []string
 	keepValues []any
 	lines      []int    // input line of the last occurrence
-	locs  []rowLoc // where the last occurrence's full image is
+	locs       []rowLoc // where the last occurrence's full image is
 
 	frags []table.Fragment // flushed chunks, in input order (guarded by loadStream.mu)
 	// hidden lists, per index into frags, the row offsets of images a later
