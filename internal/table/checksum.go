@@ -192,13 +192,16 @@ func (s *colSum) addBinary(arr arrow.Array, offs []int32, data []byte) {
 	n := arr.Len()
 	if arr.NullN() == 0 && n > 0 {
 		// Every row valid (a load's id, src and dst, most strings): the
-		// same streams without a validity test per row.
-		buf := s.scratch[:0]
-		for i := range n {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(offs[i+1]-offs[i]))
+		// same streams without a validity test per row, the lengths
+		// through a fixed buffer (the CRC is the same in any pieces).
+		var buf [1024]byte
+		for lo := 0; lo < n; lo += len(buf) / 4 {
+			hi := min(lo+len(buf)/4, n)
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint32(buf[4*(i-lo):], uint32(offs[i+1]-offs[i]))
+			}
+			s.lengths = crc32.Update(s.lengths, castagnoli, buf[:4*(hi-lo)])
 		}
-		s.lengths = crc32.Update(s.lengths, castagnoli, buf)
-		s.scratch = buf[:0]
 		s.data = crc32.Update(s.data, castagnoli, data[:offs[n]-offs[0]])
 		return
 	}
