@@ -181,7 +181,9 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
 	defer s.countTypes()
-	err := rd.eachRecordAhead(ctx, s.encoders, s.ahead, func(rec Record) (err error) {
+	// Records are dropped once staged (stage keeps copies of what it
+	// needs), so the reader recycles their arrays.
+	err := rd.eachRecordAhead(ctx, s.encoders, true, s.ahead, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
