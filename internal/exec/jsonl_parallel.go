@@ -20,8 +20,9 @@ const (
 // parseBlock is a run of consecutive input lines and, once parsed, their
 // records; err is a read error after the block's lines (final).
 type parseBlock struct {
-	lines []int
-	text  [][]byte
+	lines []int  // input line number of each line
+	text  []byte // the lines back to back
+	ends  []int  // where each line ends in text
 	recs  []Record
 	errs  []error
 	err   error
@@ -123,15 +124,18 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, reuse bool, a
 				default:
 					mem = new(blockRecords)
 				}
-				mem.take(len(b.text), nodeGuess(len(b.text), prevNodes, prevLines))
+				n := len(b.ends)
+				mem.take(n, nodeGuess(n, prevNodes, prevLines))
 				b.recs, b.errs = mem.recs, mem.errs
 				lr := Reader{cat: r.cat, names: r.names, alias: true, cellsPerBlock: 4096,
 					nodeShapes: nodeShapes, edgeShapes: edgeShapes, nodes: mem.nodes, edges: mem.edges, cells: mem.cells[:0]}
-				for i, line := range b.text {
+				start := 0
+				for i, end := range b.ends {
 					lr.line = b.lines[i]
-					b.recs[i], b.errs[i] = lr.parseLine(line)
+					b.recs[i], b.errs[i] = lr.parseLine(b.text[start:end:end])
+					start = end
 				}
-				prevNodes, prevLines = len(lr.nodes), len(b.text)
+				prevNodes, prevLines = len(lr.nodes), n
 				mem.nodes, mem.edges, mem.cells = lr.nodes, lr.edges, lr.cells
 				if reuse {
 					b.mem = mem
@@ -180,14 +184,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, reuse bool, a
 				full = len(b.lines) == parseBlockLines || size >= parseBlockBytes
 			}
 			guess = min(len(buf)+len(buf)/8+4<<10, parseBlockBytes+4<<10)
-			b.text = make([][]byte, len(ends))
-			for i, end := range ends {
-				start := 0
-				if i > 0 {
-					start = ends[i-1]
-				}
-				b.text[i] = buf[start:end:end]
-			}
+			b.text, b.ends = buf, ends
 			last := !full
 			select {
 			case jobs <- b:
