@@ -256,15 +256,26 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 }
 
 // ahead warms, for a parsed block of records about to be staged, the
-// id-table slots that the lean-edge endpoint checks of its edges will
-// read (idTable.slotRef). Only reads: staging decides as before.
+// id-table slots that the lean-edge endpoint checks of its edges and the
+// staging of its nodes' ids will read (idTable.slotRef). Only reads:
+// staging decides as before.
 func (s *loadStream) ahead(recs []Record) {
 	sink := s.sink
-	var t *stagedType
+	var t, nt *stagedType
 	lastType, lastSrc := "", ""
 	for _, rec := range recs {
 		e, ok := rec.(*EdgeRecord)
 		if !ok {
+			// A node's id is inserted into its type's table (a miss
+			// there, as a rule: the slot where the probe starts).
+			if n, ok := rec.(*NodeRecord); ok && n.ID != "" {
+				if nt == nil || nt.tname != n.Type {
+					nt = s.nodeNames[n.Type]
+				}
+				if nt != nil {
+					s.slotRefs = nt.index.slotRef(s.slotRefs, n.ID, nil)
+				}
+			}
 			continue
 		}
 		if e.Type != lastType || t == nil {
