@@ -113,11 +113,12 @@ type Reader struct {
 	// from one slice per block instead of one allocation each.
 	alias bool
 	// keys and arena are the line parser's scratch, kept across lines.
-	keys  []string
-	arena []jsonMember
-	last  string
-	nodes []NodeRecord
-	edges []EdgeRecord
+	keys   []string
+	arena  []jsonMember
+	last   string
+	recent recentNames
+	nodes  []NodeRecord
+	edges  []EdgeRecord
 	// cells is the typed records' cell arena, refilled cellsPerBlock at a
 	// time (0: a slice per record).
 	cells         []table.Cell
@@ -269,6 +270,9 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
 	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0], last: r.last}
+	if r.names != nil {
+		p.recent = &r.recent
+	}
 	defer func() { r.keys, r.arena, r.last = p.keys[:0], p.arena[:0], p.last }()
 	members, kind, err := p.record()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
@@ -392,5 +393,42 @@ func TestReaderStreams(t *testing.T) {
 	}
 	if src.n > 128<<10 {
 		t.Fatalf("read %d bytes before yielding the first record", src.n)
+	}
+}
+
+// TestRecentNames: the parser's cache of recent interned keys finds
+// exactly the names added among the last eight, never an empty name, and
+// a record's keys read through it are the interned strings.
+func TestRecentNames(t *testing.T) {
+	var r recentNames
+	if _, ok := r.find([]byte("")); ok {
+		t.Fatal("empty cache found the empty name")
+	}
+	for i := range 20 {
+		r.add(fmt.Sprintf("k%d", i))
+		for j := 0; j <= i; j++ {
+			s, ok := r.find([]byte(fmt.Sprintf("k%d", j)))
+			if want := i-j < 8; ok != want || (ok && s != fmt.Sprintf("k%d", j)) {
+				t.Fatalf("after k0..k%d: find(k%d) = %q, %v; want found %v", i, j, s, ok, want)
+			}
+		}
+	}
+	if _, ok := r.find([]byte("k1")); ok {
+		t.Fatal("an evicted name was found")
+	}
+	cat := testCatalog(t)
+	rd := NewReader(strings.NewReader(`{"type":"Company","data":{"name":"a","size":1}}`+"\n"+`{"type":"Company","data":{"size":2,"name":"b"}}`+"\n"), cat, ReaderOptions{})
+	for _, want := range []map[string]string{{"name": "a", "size": "1"}, {"name": "b", "size": "2"}} {
+		rec, err := rd.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rec.(*NodeRecord).Values
+		if fmt.Sprint(got["name"]) != want["name"] || fmt.Sprint(got["size"]) != want["size"] {
+			t.Fatalf("values %v, want %v", got, want)
+		}
+	}
+	if _, ok := rd.recent.find([]byte("size")); !ok {
+		t.Fatal("a data key was not remembered")
 	}
 }
