@@ -185,14 +185,16 @@ func (r *Reader) Next(ctx context.Context) (Record, error) {
 	}
 }
 
-// readLine returns the next line without its terminator. A line longer than
-// maxLine is reported as an *InputError as soon as maxLine bytes of it have
-// been read, and ends the stream.
+// readLine returns the next line without its terminator, valid until the
+// next read (a line that fits the reader's buffer is a view of it, not a
+// copy). A line longer than maxLine is reported as an *InputError as soon
+// as maxLine bytes of it have been read, and ends the stream.
 func (r *Reader) readLine() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	r.buf = r.buf[:0]
+	var line []byte
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(r.buf)+len(chunk) > r.maxLine+2 { // +2 for "\r\n"
@@ -204,9 +206,14 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.err = ie
 			return nil, ie
 		}
-		r.buf = append(r.buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
+			r.buf = append(r.buf, chunk...)
 			continue
+		}
+		line = chunk
+		if len(r.buf) > 0 {
+			r.buf = append(r.buf, chunk...)
+			line = r.buf
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -221,8 +228,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		break
 	}
 	r.line++
-	line := bytes.TrimSuffix(r.buf, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
 	if len(line) > r.maxLine {
 		return nil, &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
 	}

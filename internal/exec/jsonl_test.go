@@ -432,3 +432,46 @@ func TestRecentNames(t *testing.T) {
 		t.Fatal("a data key was not remembered")
 	}
 }
+
+// TestReaderRecordsOutliveBuffer: a line is read as a view of the
+// reader's buffer (readLine), so no record Next returns may point into
+// it: records kept over many refills of the buffer still hold their own
+// lines' values (ids, endpoints, strings, numbers, CRLF endings).
+func TestReaderRecordsOutliveBuffer(t *testing.T) {
+	var in strings.Builder
+	const n = 20000 // ~1.2 MB: many 64 KiB buffers
+	for i := range n {
+		if i%2 == 0 {
+			fmt.Fprintf(&in, `{"type": "Company", "data": {"name": "c%d", "size": %d}}`+"\r\n", i, i)
+		} else {
+			fmt.Fprintf(&in, `{"edge": "Knows", "from": "p%d", "to": "q%d", "data": {"id": "e%d"}}`+"\n", i, i, i)
+		}
+	}
+	r := NewReader(strings.NewReader(in.String()), testCatalog(t), ReaderOptions{})
+	var recs []Record
+	for {
+		rec, err := r.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	for i, rec := range recs {
+		switch r := rec.(type) {
+		case *NodeRecord:
+			if r.ID != fmt.Sprintf("c%d", i) || r.Values["name"] != r.ID || fmt.Sprint(r.Values["size"]) != strconv.Itoa(i) {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+		case *EdgeRecord:
+			if r.From != fmt.Sprintf("p%d", i) || r.To != fmt.Sprintf("q%d", i) || r.ID != fmt.Sprintf("e%d", i) {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+		}
+	}
+}
