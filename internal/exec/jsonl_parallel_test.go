@@ -116,16 +116,12 @@ func TestEachRecordReuseMatchesNext(t *testing.T) {
 		}
 		return fmt.Sprintf("%T", rec)
 	}
+	recs, err := readAll(NewReader(strings.NewReader(in.String()), cat, ReaderOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want []string
-	r := NewReader(strings.NewReader(in.String()), cat, ReaderOptions{})
-	for {
-		rec, err := r.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
 		want = append(want, show(rec))
 	}
 	for _, workers := range []int{2, 5} {

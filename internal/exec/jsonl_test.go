@@ -17,7 +17,11 @@ import (
 // readAll reads every record, stopping at the first error.
 func readJSONL(t testing.TB, input string) ([]Record, error) {
 	t.Helper()
-	r := NewReader(strings.NewReader(input), testCatalog(t), ReaderOptions{})
+	return readAll(NewReader(strings.NewReader(input), testCatalog(t), ReaderOptions{}))
+}
+
+// readAll returns every record Next gives, up to the first error.
+func readAll(r *Reader) ([]Record, error) {
 	var recs []Record
 	for {
 		rec, err := r.Next(context.Background())
@@ -447,17 +451,9 @@ func TestReaderRecordsOutliveBuffer(t *testing.T) {
 			fmt.Fprintf(&in, `{"edge": "Knows", "from": "p%d", "to": "q%d", "data": {"id": "e%d"}}`+"\n", i, i, i)
 		}
 	}
-	r := NewReader(strings.NewReader(in.String()), testCatalog(t), ReaderOptions{})
-	var recs []Record
-	for {
-		rec, err := r.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
+	recs, err := readJSONL(t, in.String())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(recs) != n {
 		t.Fatalf("%d records, want %d", len(recs), n)
