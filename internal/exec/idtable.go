@@ -110,16 +110,39 @@ func (t *idTable) put(id string, pos int) {
 	}
 	h := maphash.String(t.seed, id)
 	i, ok := t.find(id, h)
+	if ok {
+		t.slots[i].meta = idHead(h, id) | uint64(uint32(pos))
+		return
+	}
+	t.fill(i, id, h, pos)
+}
+
+// insert stores pos for id unless id is held already; it returns the
+// position held then (true), else pos. A load stages each new id with one
+// probe of the table this way, where a get and a put took two.
+func (t *idTable) insert(id string, pos int) (int, bool) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	h := maphash.String(t.seed, id)
+	i, ok := t.find(id, h)
+	if ok {
+		return int(uint32(t.slots[i].meta)), true
+	}
+	t.fill(i, id, h, pos)
+	return pos, false
+}
+
+// fill stores a new id (hash h) and its position in the empty slot i.
+func (t *idTable) fill(i uint64, id string, h uint64, pos int) {
 	s := &t.slots[i]
-	if !ok {
-		t.n++
-		if len(id) <= idInline {
-			s.key = idWord(id)
-		} else {
-			s.key = uint64(len(t.arena))
-			t.arena = binary.AppendUvarint(t.arena, uint64(len(id)))
-			t.arena = append(t.arena, id...)
-		}
+	t.n++
+	if len(id) <= idInline {
+		s.key = idWord(id)
+	} else {
+		s.key = uint64(len(t.arena))
+		t.arena = binary.AppendUvarint(t.arena, uint64(len(id)))
+		t.arena = append(t.arena, id...)
 	}
 	s.meta = idHead(h, id) | uint64(uint32(pos))
 }

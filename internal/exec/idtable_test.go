@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestIDTableMatchesMap pins the id table against a Go map over inserts,
-// re-puts of held ids, growth from the smallest size and misses, for ids
-// that are empty, share long prefixes, hold NUL bytes or differ in length
-// only.
+// TestIDTableMatchesMap pins the id table against a Go map over puts,
+// inserts (which keep a held id's position), re-puts of held ids, growth
+// from the smallest size and misses, for ids that are empty, share long
+// prefixes, hold NUL bytes or differ in length only.
 func TestIDTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := map[string]func() string{
@@ -25,9 +25,20 @@ func TestIDTableMatchesMap(t *testing.T) {
 			tab := newIDTable(0)
 			for i := range 20000 {
 				id := gen()
-				if rng.IntN(3) > 0 {
+				switch rng.IntN(3) {
+				case 1:
 					want[id] = i
 					tab.put(id, i)
+				case 2:
+					// insert keeps a held id's position and reports it.
+					held, had := want[id]
+					got, ok := tab.insert(id, i)
+					if !had {
+						want[id], held = i, i
+					}
+					if ok != had || got != held {
+						t.Fatalf("insert(%q, %d) = %d, %v; want %d, %v", id, i, got, ok, held, had)
+					}
 				}
 				probe := gen()
 				got, ok := tab.get(probe)

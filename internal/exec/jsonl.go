@@ -113,11 +113,12 @@ type Reader struct {
 	// from one slice per block instead of one allocation each.
 	alias bool
 	// keys and arena are the line parser's scratch, kept across lines.
-	keys  []string
-	arena []jsonMember
-	last  string
-	nodes []NodeRecord
-	edges []EdgeRecord
+	keys   []string
+	arena  []jsonMember
+	last   string
+	recent recentNames
+	nodes  []NodeRecord
+	edges  []EdgeRecord
 	// cells is the typed records' cell arena, refilled cellsPerBlock at a
 	// time (0: a slice per record).
 	cells         []table.Cell
@@ -184,14 +185,16 @@ func (r *Reader) Next(ctx context.Context) (Record, error) {
 	}
 }
 
-// readLine returns the next line without its terminator. A line longer than
-// maxLine is reported as an *InputError as soon as maxLine bytes of it have
-// been read, and ends the stream.
+// readLine returns the next line without its terminator, valid until the
+// next read (a line that fits the reader's buffer is a view of it, not a
+// copy). A line longer than maxLine is reported as an *InputError as soon
+// as maxLine bytes of it have been read, and ends the stream.
 func (r *Reader) readLine() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	r.buf = r.buf[:0]
+	var line []byte
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(r.buf)+len(chunk) > r.maxLine+2 { // +2 for "\r\n"
@@ -203,9 +206,14 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.err = ie
 			return nil, ie
 		}
-		r.buf = append(r.buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
+			r.buf = append(r.buf, chunk...)
 			continue
+		}
+		line = chunk
+		if len(r.buf) > 0 {
+			r.buf = append(r.buf, chunk...)
+			line = r.buf
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -220,8 +228,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		break
 	}
 	r.line++
-	line := bytes.TrimSuffix(r.buf, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
 	if len(line) > r.maxLine {
 		return nil, &InputError{Line: r.line, Msg: fmt.Sprintf("line exceeds %d bytes", r.maxLine)}
 	}
@@ -269,6 +281,9 @@ func (r *Reader) parseLine(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
 	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0], last: r.last}
+	if r.names != nil {
+		p.recent = &r.recent
+	}
 	defer func() { r.keys, r.arena, r.last = p.keys[:0], p.arena[:0], p.last }()
 	members, kind, err := p.record()
 	if err != nil {

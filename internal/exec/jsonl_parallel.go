@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/omnigraph-go/omnigraph/internal/table"
 )
 
 // parseBlockLines and parseBlockBytes bound one parse job: a block ends
@@ -18,12 +20,46 @@ const (
 // parseBlock is a run of consecutive input lines and, once parsed, their
 // records; err is a read error after the block's lines (final).
 type parseBlock struct {
-	lines []int
-	text  [][]byte
+	lines []int  // input line number of each line
+	text  []byte // the lines back to back
+	ends  []int  // where each line ends in text
 	recs  []Record
 	errs  []error
 	err   error
 	done  chan struct{}
+	mem   *blockRecords // the records' arrays, recycled once consumed (reuse)
+}
+
+// blockRecords are the arrays a parse worker fills for one block: its
+// records (the interface values and the node and edge arenas they point
+// to), their errors and the typed records' cells. With reuse a block's
+// arrays go back to the workers once its records are consumed: they are
+// most of what a load allocates per input line (about 170 bytes an edge,
+// every one with pointers, cleared on allocation either way).
+type blockRecords struct {
+	recs  []Record
+	errs  []error
+	nodes []NodeRecord
+	edges []EdgeRecord
+	cells []table.Cell
+}
+
+// take returns arrays for a block of n lines, nodes of them expected to
+// be nodes: mem's, cleared, where they are large enough.
+func (m *blockRecords) take(n, nodes int) {
+	m.recs, m.errs = reuseCleared(m.recs, n), reuseCleared(m.errs, n)
+	m.nodes, m.edges = reuseCleared(m.nodes, nodes)[:0], reuseCleared(m.edges, n-nodes)[:0]
+}
+
+// reuseCleared returns s with length n, zeroed (the arenas' spare
+// capacity too: carve hands out zero elements), or a new slice when s is
+// too short.
+func reuseCleared[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	clear(s[:cap(s)])
+	return s[:n]
 }
 
 // eachRecord calls fn with every record of r in input order, as Next
@@ -34,14 +70,20 @@ type parseBlock struct {
 // blocks in flight (about 3 × workers, each ≤ parseBlockBytes of text or
 // parseBlockLines lines, plus one line).
 func (r *Reader) eachRecord(ctx context.Context, workers int, fn func(Record) error) error {
-	return r.eachRecordAhead(ctx, workers, nil, fn)
+	return r.eachRecordAhead(ctx, workers, false, nil, fn)
 }
 
 // eachRecordAhead is eachRecord that also hands each parsed block to
 // ahead, if set, before fn sees its first record: a look at what is
 // coming (a load warms the cache lines its lookups will read). ahead must
 // not change anything fn depends on; nil entries are lines that failed.
-func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]Record), fn func(Record) error) error {
+//
+// With reuse, a record and its Cells are valid only until fn returns
+// (the caller keeps no record, no pointer into one and no Cells slice;
+// strings may be kept: they are never in the recycled arrays), and the
+// parse workers refill the arrays of a consumed block for a later one
+// (blockRecords).
+func (r *Reader) eachRecordAhead(ctx context.Context, workers int, reuse bool, ahead func([]Record), fn func(Record) error) error {
 	if workers <= 1 {
 		for {
 			rec, err := r.Next(ctx)
@@ -61,6 +103,10 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 	nodeShapes, edgeShapes := typedShapes(r.cat)
 	jobs := make(chan *parseBlock, workers)
 	order := make(chan *parseBlock, 2*workers)
+	var free chan *blockRecords // consumed blocks' arrays (reuse)
+	if reuse {
+		free = make(chan *blockRecords, 4*workers)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -68,20 +114,32 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 			defer wg.Done()
 			prevNodes, prevLines := 0, 0
 			for b := range jobs {
-				b.recs, b.errs = make([]Record, len(b.text)), make([]error, len(b.text))
 				// A block's lines are in one buffer no one writes again, so
 				// strings may alias it; its records come from two arenas
 				// (a block of edges costs one allocation, not one a line).
 				// The arena guess is the previous block's mix.
-				lr := Reader{cat: r.cat, names: r.names, alias: true, cellsPerBlock: 4096,
-					nodeShapes: nodeShapes, edgeShapes: edgeShapes,
-					nodes: make([]NodeRecord, 0, nodeGuess(len(b.text), prevNodes, prevLines)),
-					edges: make([]EdgeRecord, 0, len(b.text)-nodeGuess(len(b.text), prevNodes, prevLines))}
-				for i, line := range b.text {
-					lr.line = b.lines[i]
-					b.recs[i], b.errs[i] = lr.parseLine(line)
+				var mem *blockRecords
+				select {
+				case mem = <-free:
+				default:
+					mem = new(blockRecords)
 				}
-				prevNodes, prevLines = len(lr.nodes), len(b.text)
+				n := len(b.ends)
+				mem.take(n, nodeGuess(n, prevNodes, prevLines))
+				b.recs, b.errs = mem.recs, mem.errs
+				lr := Reader{cat: r.cat, names: r.names, alias: true, cellsPerBlock: 4096,
+					nodeShapes: nodeShapes, edgeShapes: edgeShapes, nodes: mem.nodes, edges: mem.edges, cells: mem.cells[:0]}
+				start := 0
+				for i, end := range b.ends {
+					lr.line = b.lines[i]
+					b.recs[i], b.errs[i] = lr.parseLine(b.text[start:end:end])
+					start = end
+				}
+				prevNodes, prevLines = len(lr.nodes), n
+				mem.nodes, mem.edges, mem.cells = lr.nodes, lr.edges, lr.cells
+				if reuse {
+					b.mem = mem
+				}
 				close(b.done)
 			}
 		}()
@@ -126,14 +184,7 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 				full = len(b.lines) == parseBlockLines || size >= parseBlockBytes
 			}
 			guess = min(len(buf)+len(buf)/8+4<<10, parseBlockBytes+4<<10)
-			b.text = make([][]byte, len(ends))
-			for i, end := range ends {
-				start := 0
-				if i > 0 {
-					start = ends[i-1]
-				}
-				b.text[i] = buf[start:end:end]
-			}
+			b.text, b.ends = buf, ends
 			last := !full
 			select {
 			case jobs <- b:
@@ -173,6 +224,13 @@ func (r *Reader) eachRecordAhead(ctx context.Context, workers int, ahead func([]
 			}
 			if b.err != nil {
 				return b.err
+			}
+			if b.mem != nil {
+				b.recs, b.errs = nil, nil
+				select {
+				case free <- b.mem:
+				default:
+				}
 			}
 		}
 		return ctx.Err()

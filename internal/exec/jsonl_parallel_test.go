@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/omnigraph-go/omnigraph/internal/schema"
 )
 
 // TestEachRecordMatchesNext: the parallel reader yields exactly the records
@@ -68,5 +70,76 @@ func TestEachRecordMatchesNext(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || n != parseBlockLines+3 {
 		t.Fatalf("err %v after %d records, want stop after %d", err, n, parseBlockLines+3)
+	}
+}
+
+// TestEachRecordReuseMatchesNext: with the record arrays recycled (reuse,
+// as a load reads), every record fn sees — typed nodes and edges with
+// their cells, general-path records with their values — is the one Next
+// yields, over many more blocks than are ever in flight, so that every
+// array is refilled many times while later blocks are being parsed.
+func TestEachRecordReuseMatchesNext(t *testing.T) {
+	cat, err := schema.Compile("t.pg", "node P { name: String @key  age: I32?  city: String? }\n"+
+		"node Q { name: String @key  n: I32?  @range(n, 0..9) }\n"+
+		"edge K: P -> P { w: I64?  tag: String? }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for i := range 60 * parseBlockLines {
+		switch {
+		case i%1000 < 300:
+			fmt.Fprintf(&in, `{"type":"P","data":{"name":"p%d","age":%d,"city":"c%d"}}`+"\n", i, i%90, i%7)
+		case i%1000 < 320:
+			fmt.Fprintf(&in, `{"type":"Q","data":{"name":"q%d","n":%d}}`+"\n", i, i%10)
+		default:
+			fmt.Fprintf(&in, `{"edge":"K","from":"p%d","to":"p%d","data":{"w":%d,"tag":"t%d"}}`+"\n", i/3, i*7%5000, i, i%11)
+		}
+	}
+	// A record as text, typed cells as the values Next gives (read now:
+	// with reuse, fn's record is not valid after fn).
+	show := func(rec Record) string {
+		switch r := rec.(type) {
+		case *NodeRecord:
+			c := *r
+			if nt, _ := cat.Node(c.Type); c.Cells != nil {
+				c.Values, c.Cells = cellValues(nt.Props, c.Cells), nil
+			}
+			return fmt.Sprintf("%#v", c)
+		case *EdgeRecord:
+			c := *r
+			if et, _ := cat.Edge(c.Type); c.Cells != nil {
+				c.Values, c.Cells = cellValues(et.Props, c.Cells), nil
+			}
+			c.toStaged = false
+			return fmt.Sprintf("%#v", c)
+		}
+		return fmt.Sprintf("%T", rec)
+	}
+	recs, err := readAll(NewReader(strings.NewReader(in.String()), cat, ReaderOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, rec := range recs {
+		want = append(want, show(rec))
+	}
+	for _, workers := range []int{2, 5} {
+		var got []string
+		err := NewReader(strings.NewReader(in.String()), cat, ReaderOptions{}).eachRecordAhead(context.Background(), workers, true, nil, func(rec Record) error {
+			got = append(got, show(rec))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d workers: %d records, want %d", workers, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%d workers: record %d\n got %s\nwant %s", workers, i, got[i], want[i])
+			}
+		}
 	}
 }

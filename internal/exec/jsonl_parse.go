@@ -45,6 +45,33 @@ type lineParser struct {
 	// last is the last type name interned (Reader.last), tried before
 	// the names map.
 	last string
+	// recent, if set, holds the last object keys interned below the
+	// record (Reader.recent), tried before the names map: a record's data
+	// keys are those of the line before, as a rule.
+	recent *recentNames
+}
+
+// recentNames are the last few names the names map gave, replaced round
+// robin.
+type recentNames struct {
+	names [8]string
+	next  int
+}
+
+// find returns the interned name b spells, if it is one of r's.
+func (r *recentNames) find(b []byte) (string, bool) {
+	for _, s := range r.names {
+		if len(s) == len(b) && s == string(b) {
+			return s, s != ""
+		}
+	}
+	return "", false
+}
+
+// add remembers an interned name.
+func (r *recentNames) add(s string) {
+	r.names[r.next] = s
+	r.next = (r.next + 1) % len(r.names)
 }
 
 // jsonTextError is a string that is not valid Unicode text; Path names the
@@ -285,9 +312,17 @@ func (p *lineParser) name() (string, error) {
 				p.i = i + 1
 				return p.last, nil
 			}
+			if p.recent != nil && p.depth > 1 {
+				if s, ok := p.recent.find(p.b[start:i]); ok {
+					p.i = i + 1
+					return s, nil
+				}
+			}
 			if s, ok := p.names[string(p.b[start:i])]; ok {
 				if p.depth == 1 {
 					p.last = s // a record's type name (keys are envelope names)
+				} else if p.recent != nil {
+					p.recent.add(s)
 				}
 				p.i = i + 1
 				return s, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
@@ -16,7 +17,11 @@ import (
 // readAll reads every record, stopping at the first error.
 func readJSONL(t testing.TB, input string) ([]Record, error) {
 	t.Helper()
-	r := NewReader(strings.NewReader(input), testCatalog(t), ReaderOptions{})
+	return readAll(NewReader(strings.NewReader(input), testCatalog(t), ReaderOptions{}))
+}
+
+// readAll returns every record Next gives, up to the first error.
+func readAll(r *Reader) ([]Record, error) {
 	var recs []Record
 	for {
 		rec, err := r.Next(context.Background())
@@ -392,5 +397,77 @@ func TestReaderStreams(t *testing.T) {
 	}
 	if src.n > 128<<10 {
 		t.Fatalf("read %d bytes before yielding the first record", src.n)
+	}
+}
+
+// TestRecentNames: the parser's cache of recent interned keys finds
+// exactly the names added among the last eight, never an empty name, and
+// a record's keys read through it are the interned strings.
+func TestRecentNames(t *testing.T) {
+	var r recentNames
+	if _, ok := r.find([]byte("")); ok {
+		t.Fatal("empty cache found the empty name")
+	}
+	for i := range 20 {
+		r.add(fmt.Sprintf("k%d", i))
+		for j := 0; j <= i; j++ {
+			s, ok := r.find([]byte(fmt.Sprintf("k%d", j)))
+			if want := i-j < 8; ok != want || (ok && s != fmt.Sprintf("k%d", j)) {
+				t.Fatalf("after k0..k%d: find(k%d) = %q, %v; want found %v", i, j, s, ok, want)
+			}
+		}
+	}
+	if _, ok := r.find([]byte("k1")); ok {
+		t.Fatal("an evicted name was found")
+	}
+	cat := testCatalog(t)
+	rd := NewReader(strings.NewReader(`{"type":"Company","data":{"name":"a","size":1}}`+"\n"+`{"type":"Company","data":{"size":2,"name":"b"}}`+"\n"), cat, ReaderOptions{})
+	for _, want := range []map[string]string{{"name": "a", "size": "1"}, {"name": "b", "size": "2"}} {
+		rec, err := rd.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rec.(*NodeRecord).Values
+		if fmt.Sprint(got["name"]) != want["name"] || fmt.Sprint(got["size"]) != want["size"] {
+			t.Fatalf("values %v, want %v", got, want)
+		}
+	}
+	if _, ok := rd.recent.find([]byte("size")); !ok {
+		t.Fatal("a data key was not remembered")
+	}
+}
+
+// TestReaderRecordsOutliveBuffer: a line is read as a view of the
+// reader's buffer (readLine), so no record Next returns may point into
+// it: records kept over many refills of the buffer still hold their own
+// lines' values (ids, endpoints, strings, numbers, CRLF endings).
+func TestReaderRecordsOutliveBuffer(t *testing.T) {
+	var in strings.Builder
+	const n = 20000 // ~1.2 MB: many 64 KiB buffers
+	for i := range n {
+		if i%2 == 0 {
+			fmt.Fprintf(&in, `{"type": "Company", "data": {"name": "c%d", "size": %d}}`+"\r\n", i, i)
+		} else {
+			fmt.Fprintf(&in, `{"edge": "Knows", "from": "p%d", "to": "q%d", "data": {"id": "e%d"}}`+"\n", i, i, i)
+		}
+	}
+	recs, err := readJSONL(t, in.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	for i, rec := range recs {
+		switch r := rec.(type) {
+		case *NodeRecord:
+			if r.ID != fmt.Sprintf("c%d", i) || r.Values["name"] != r.ID || fmt.Sprint(r.Values["size"]) != strconv.Itoa(i) {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+		case *EdgeRecord:
+			if r.From != fmt.Sprintf("p%d", i) || r.To != fmt.Sprintf("q%d", i) || r.ID != fmt.Sprintf("e%d", i) {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+		}
 	}
 }

@@ -69,7 +69,7 @@ func TestLoadLeanEdgesChecked(t *testing.T) {
 	if err := s.read(lctx, strings.NewReader(in.String()), nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.types[snapshot.EdgeKey("Knows")].skel.Upserts); n != 3 {
+	if n := s.types[snapshot.EdgeKey("Knows")].skel.len(); n != 3 {
 		t.Fatalf("edge skeletons = %d, want 3 (the lean 20 need none)", n)
 	}
 	_ = s.wait()

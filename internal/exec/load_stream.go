@@ -100,10 +100,10 @@ type stagedType struct {
 
 	// skel has one skeleton image per distinct id in first-occurrence
 	// order (TypeDelta.RowsChecked), holding the last occurrence's
-	// endpoints, and in skel.KeepValues the values of its non-key @unique
-	// columns (skel.Keep); lines and locs are parallel to skel.Upserts.
-	// INVARIANT: len(lines) == len(locs) == len(skel.Upserts), and locs[i]
-	// is where the one visible image of skel.Upserts[i] is
+	// endpoints, and keepValues the values of its non-key @unique columns
+	// (keep; TypeDelta.Keep/KeepValues); index maps an id to its position.
+	// INVARIANT: len(lines) == len(locs) == skel.len() == index.n, and
+	// locs[i] is where the one visible image of skel's i-th is
 	// (TestLoadStreamChunkedEqualsSingle).
 	//
 	// An edge needs no skeleton when nothing can check it later (lean): its
@@ -112,9 +112,12 @@ type stagedType struct {
 	// published result holds whatever the head (TestLoadLeanEdgesChecked).
 	// Such edges are only counted; a load's memory is then O(nodes), not
 	// O(nodes + edges).
-	skel  *TypeDelta
-	lines []int    // input line of the last occurrence
-	locs  []rowLoc // where the last occurrence's full image is
+	skel       skelRows
+	index      *idTable
+	keep       []string
+	keepValues []any
+	lines      []int    // input line of the last occurrence
+	locs       []rowLoc // where the last occurrence's full image is
 
 	frags []table.Fragment // flushed chunks, in input order (guarded by loadStream.mu)
 	// hidden lists, per index into frags, the row offsets of images a later
@@ -178,7 +181,9 @@ func newLoadStream(g *Graph, base *snapshot.Snapshot, req LoadRequest) *loadStre
 func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)) error {
 	rd := NewReader(r, s.base.Catalog(), ReaderOptions{})
 	defer s.countTypes()
-	err := rd.eachRecordAhead(ctx, s.encoders, s.ahead, func(rec Record) (err error) {
+	// Records are dropped once staged (stage keeps copies of what it
+	// needs), so the reader recycles their arrays.
+	err := rd.eachRecordAhead(ctx, s.encoders, true, s.ahead, func(rec Record) (err error) {
 		var t *stagedType
 		switch rec := rec.(type) {
 		case *NodeRecord:
@@ -251,15 +256,26 @@ func (s *loadStream) read(ctx context.Context, r io.Reader, progress func(int64)
 }
 
 // ahead warms, for a parsed block of records about to be staged, the
-// id-table slots that the lean-edge endpoint checks of its edges will
-// read (idTable.slotRef). Only reads: staging decides as before.
+// id-table slots that the lean-edge endpoint checks of its edges and the
+// staging of its nodes' ids will read (idTable.slotRef). Only reads:
+// staging decides as before.
 func (s *loadStream) ahead(recs []Record) {
 	sink := s.sink
-	var t *stagedType
+	var t, nt *stagedType
 	lastType, lastSrc := "", ""
 	for _, rec := range recs {
 		e, ok := rec.(*EdgeRecord)
 		if !ok {
+			// A node's id is inserted into its type's table (a miss
+			// there, as a rule: the slot where the probe starts).
+			if n, ok := rec.(*NodeRecord); ok && n.ID != "" {
+				if nt == nil || nt.tname != n.Type {
+					nt = s.nodeNames[n.Type]
+				}
+				if nt != nil {
+					s.slotRefs = nt.index.slotRef(s.slotRefs, n.ID, nil)
+				}
+			}
 			continue
 		}
 		if e.Type != lastType || t == nil {
@@ -273,12 +289,12 @@ func (s *loadStream) ahead(recs []Record) {
 			continue
 		}
 		if t.to != nil {
-			s.slotRefs = t.to.skel.index.slotRef(s.slotRefs, e.To, e)
+			s.slotRefs = t.to.index.slotRef(s.slotRefs, e.To, e)
 		}
 		// Edges come in runs of one source: its slot is read once (and
 		// staging finds most sources as the last one, srcStaged).
 		if t.from != nil && e.From != lastSrc {
-			s.slotRefs = t.from.skel.index.slotRef(s.slotRefs, e.From, nil)
+			s.slotRefs = t.from.index.slotRef(s.slotRefs, e.From, nil)
 			lastSrc = e.From
 		}
 	}
@@ -344,7 +360,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 		return nil, err
 	}
 	t := &stagedType{tk: tk, schema: base.Schema(), prefix: snapshot.TablePrefix(tk),
-		skel: &TypeDelta{RowsChecked: true}, hidden: map[int][]int64{}}
+		index: newIDTable(0), hidden: map[int][]int64{}}
 	kind, name := snapshot.SplitKey(tk)
 	t.tname = name
 	var uniques [][]string
@@ -379,7 +395,7 @@ func (s *loadStream) staged(ctx context.Context, tk string) (*stagedType, error)
 			_, isProp := propOf(t.props, c)
 			if !seen[c] && (isProp || (c != "src" && c != "dst")) {
 				seen[c] = true
-				t.skel.Keep = append(t.skel.Keep, c)
+				t.keep = append(t.keep, c)
 			}
 		}
 	}
@@ -407,7 +423,7 @@ func (s *loadStream) stage(t *stagedType, row Row, cells []table.Cell, line int,
 // stageEdge is stage, told whether row.Dst is known to be a staged node of
 // the edge's target type (EdgeRecord.toStaged; false: look it up).
 func (s *loadStream) stageEdge(t *stagedType, row Row, cells []table.Cell, line int, generated, dstStaged bool) error {
-	if cells != nil && (len(t.skel.Keep) > 0 || !t.typed || t.enc.lead == 0) {
+	if cells != nil && (len(t.keep) > 0 || !t.typed || t.enc.lead == 0) {
 		// Only the typed columns take cells (the reader gives them for
 		// such types only; this keeps any other route exact).
 		row.Values, cells = cellValues(t.props, cells), nil
@@ -415,15 +431,11 @@ func (s *loadStream) stageEdge(t *stagedType, row Row, cells []table.Cell, line 
 	if generated && t.lean && t.srcStaged(s, row.Src) && (dstStaged || s.stagedNode(&t.to, t.et.To, row.Dst)) {
 		return s.buffer(t, row, cells, line, -1)
 	}
-	// The endpoints may be views of a parse block (lineParser.alias): the
-	// kept skeleton gets copies, so it pins no block.
-	skel := Row{ID: row.ID, Src: strings.Clone(row.Src), Dst: strings.Clone(row.Dst)}
-	if generated {
-		// and so is a generated id (loadIDs.nextView).
-		skel.ID = strings.Clone(row.ID)
-		row.ID = skel.ID
-	}
-	pos, dup := t.skel.lookup(row.ID)
+	// The endpoints may be views of a parse block (lineParser.alias), and
+	// a generated id one of the generator's slab (loadIDs.nextView): the
+	// skeleton keeps copies of their bytes, so it pins neither (an edge's
+	// image is typed, copied into its columns).
+	pos, dup := t.index.insert(row.ID, t.skel.len())
 	if dup {
 		switch {
 		case t.nt != nil && len(t.nt.Key) > 0:
@@ -448,18 +460,17 @@ func (s *loadStream) stageEdge(t *stagedType, row Row, cells []table.Cell, line 
 		} else {
 			t.hidden[int(loc.frag)] = append(t.hidden[int(loc.frag)], int64(loc.off))
 		}
-		t.skel.Upserts[pos] = skel
+		t.skel.set(pos, row.ID, row.Src, row.Dst)
 		t.lines[pos] = line
-		for k, c := range t.skel.Keep {
-			t.skel.KeepValues[pos*len(t.skel.Keep)+k] = row.Values[c]
+		for k, c := range t.keep {
+			t.keepValues[pos*len(t.keep)+k] = row.Values[c]
 		}
 	} else {
-		pos = len(t.skel.Upserts)
-		t.skel.add(skel)
+		t.skel.add(row.ID, row.Src, row.Dst)
 		t.lines = append(t.lines, line)
 		t.locs = append(t.locs, rowLoc{})
-		for _, c := range t.skel.Keep {
-			t.skel.KeepValues = append(t.skel.KeepValues, row.Values[c])
+		for _, c := range t.keep {
+			t.keepValues = append(t.keepValues, row.Values[c])
 		}
 	}
 	return s.buffer(t, row, cells, line, pos)
@@ -522,7 +533,7 @@ func (s *loadStream) stagedNode(t **stagedType, nodeType, id string) bool {
 			return false
 		}
 	}
-	_, ok := (*t).skel.lookup(id)
+	_, ok := (*t).index.get(id)
 	return ok
 }
 
@@ -793,7 +804,7 @@ func (s *loadStream) line(tk, id string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	i, ok := t.skel.lookup(id)
+	i, ok := t.index.get(id)
 	if !ok {
 		return 0, false
 	}

@@ -18,7 +18,7 @@ func (s *loadStream) prepare(ctx context.Context, snap *snapshot.Snapshot) (*pre
 	for _, tk := range s.order() {
 		t := s.types[tk]
 		// Share the skeleton and its id index: Validate only reads them.
-		nd := &TypeDelta{Upserts: t.skel.Upserts, RowsChecked: true, Keep: t.skel.Keep, KeepValues: t.skel.KeepValues, index: t.skel.index}
+		nd := &TypeDelta{Upserts: t.skel.images(), RowsChecked: true, Keep: t.keep, KeepValues: t.keepValues, index: t.index}
 		switch s.mode {
 		case LoadAppend:
 			nd.StrictInsert = true
@@ -81,8 +81,8 @@ func (s *loadStream) locate(err error) error {
 	if errors.As(err, &ce) {
 		if ce.Kind == ConstraintCard {
 			if t, ok := s.types[snapshot.EdgeKey(ce.Type)]; ok {
-				for i, r := range t.skel.Upserts {
-					if r.Src == ce.ID {
+				for i := range t.skel.len() {
+					if t.skel.src(i) == ce.ID {
 						return lineError(t.lines[i], err)
 					}
 				}

@@ -409,7 +409,11 @@ func sameCols(a, b []string) bool {
 // held by a committed row that survives the change. Rows with any null
 // jsonMember are exempt.
 func (v *validator) unique(typeKey, typeName string, cols []string, types []schema.Type, td *TypeDelta, againstCommitted bool) error {
-	held := make(map[string]string, len(td.Upserts)) // TupleKey -> first staged id
+	// TupleKey -> first staged id, made at the first tuple without nulls:
+	// a load's skeletons hold no @key values (its ids are unique), and a
+	// map sized for a million images, never filled, was most of what its
+	// validation allocated.
+	var held map[string]string
 	var superseded map[string]bool
 	checkCommitted := againstCommitted && !td.Replace
 	if checkCommitted {
@@ -421,6 +425,9 @@ func (v *validator) unique(typeKey, typeName string, cols []string, types []sche
 			continue
 		}
 		k := value.TupleKey(tuple)
+		if held == nil {
+			held = make(map[string]string, len(td.Upserts)-i)
+		}
 		if other, ok := held[k]; ok && other != r.ID {
 			return uniqueError(typeName, cols, types, tuple, other, r.ID)
 		}

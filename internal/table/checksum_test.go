@@ -3,10 +3,15 @@ package table
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -124,4 +129,44 @@ func TestChecksumCatchesMisencodedValues(t *testing.T) {
 	s1, _ := s0.Append(f)
 	got, _ := scanAll(t, st, s1, ScanOptions{})
 	diffRows(t, schema, got, rowsOf(rec))
+}
+
+// TestChecksumBinaryStreams pins a string column's checksum streams to
+// their definition — the lengths of the valid values as little-endian
+// uint32s, and their bytes back to back — for columns with and without
+// nulls (the no-null path skips the validity tests) and for slices that
+// start past the array's first value.
+func TestChecksumBinaryStreams(t *testing.T) {
+	for _, nulls := range []bool{false, true} {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		for i := range 300 {
+			if nulls && i%7 == 3 {
+				b.AppendNull()
+				continue
+			}
+			b.Append(strings.Repeat("k", i%13) + strconv.Itoa(i))
+		}
+		whole := b.NewStringArray()
+		b.Release()
+		for _, r := range [][2]int64{{0, 300}, {1, 300}, {17, 150}, {299, 300}, {5, 5}} {
+			arr := array.NewSlice(whole, r[0], r[1]).(*array.String)
+			var lens, data []byte
+			for i := range arr.Len() {
+				if arr.IsValid(i) {
+					lens = binary.LittleEndian.AppendUint32(lens, uint32(len(arr.Value(i))))
+					data = append(data, arr.Value(i)...)
+				}
+			}
+			var got colSum
+			got.addBinary(arr, arr.ValueOffsets(), arr.ValueBytes())
+			if want := crc32.Update(0, castagnoli, lens); got.lengths != want {
+				t.Errorf("nulls %v slice %v: lengths %08x, want %08x", nulls, r, got.lengths, want)
+			}
+			if want := crc32.Update(0, castagnoli, data); got.data != want {
+				t.Errorf("nulls %v slice %v: data %08x, want %08x", nulls, r, got.data, want)
+			}
+			arr.Release()
+		}
+		whole.Release()
+	}
 }

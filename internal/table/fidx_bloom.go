@@ -1,5 +1,7 @@
 package table
 
+import "math/bits"
+
 // fidxBloom builds the Bloom filter of one fragment index section while
 // its blocks are coded: the units (64-byte block, then 4 bytes for the
 // CRC the encoder writes) in a scratch buffer reused from section to
@@ -13,6 +15,7 @@ package table
 type fidxBloom struct {
 	units  []byte
 	blocks uint32
+	mod    uint64 // fastModM(blocks)
 	pend   [4]string
 	n      int
 }
@@ -26,7 +29,7 @@ func (b *fidxBloom) reset(blocks uint32) {
 		b.units = b.units[:size]
 		clear(b.units)
 	}
-	b.blocks, b.n = blocks, 0
+	b.blocks, b.mod, b.n = blocks, fastModM(blocks), 0
 }
 
 // add adds key to the filter (hashed with the next three keys added, or
@@ -56,13 +59,33 @@ func (b *fidxBloom) finish() []byte {
 	return b.units
 }
 
-// set sets the bits of the key whose hash is x.
+// set sets the bits of the key whose hash is x: bloomBitsOf's, with the
+// block's remainder taken by a multiplication (fastMod) instead of a
+// division, and the block as an array (no bounds check per bit).
 func (b *fidxBloom) set(x uint64) {
-	blk, bits := bloomBitsOf(x, b.blocks)
-	u := b.units[blk*fidxBloomUnit:][:fidxBloomBlock]
-	for _, bit := range bits {
+	blk := fastMod(uint32(x>>32), b.mod, b.blocks)
+	h1, h2 := uint32(x), uint32(x>>32)|1
+	u := (*[fidxBloomBlock]byte)(b.units[int(blk)*fidxBloomUnit:])
+	for i := range uint32(fidxBloomProbe) {
+		bit := (h1 + i*h2) % (fidxBloomBlock * 8)
 		u[bit/8] |= 1 << (bit % 8)
 	}
+}
+
+// fastModM is the multiplier fastMod needs for the divisor d (> 0).
+func fastModM(d uint32) uint64 {
+	if d == 0 {
+		return 0
+	}
+	return ^uint64(0)/uint64(d) + 1
+}
+
+// fastMod is a % d for m = fastModM(d): Lemire, Kaser and Kurz, "Faster
+// remainder by direct computation" (2019), exact for every 32-bit a and
+// d (TestFastModMatchesMod).
+func fastMod(a uint32, m uint64, d uint32) uint32 {
+	hi, _ := bits.Mul64(m*uint64(a), uint64(d))
+	return uint32(hi)
 }
 
 // fnv64a4 is fnv64a of four strings, computed side by side over their

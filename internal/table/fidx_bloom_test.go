@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -50,6 +51,34 @@ func TestFnv64a4MatchesFnv64a(t *testing.T) {
 					t.Fatalf("fnv64a4(%q, %q, %q, %q) differs from fnv64a", a, b, c, d)
 				}
 			}
+		}
+	}
+}
+
+// TestFastModMatchesMod: the remainder by multiplication equals a % d at
+// the edges of both ranges and for random pairs.
+func TestFastModMatchesMod(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	edges := []uint32{0, 1, 2, 3, 7, 1280, 1<<16 - 1, 1 << 16, 1<<31 - 1, 1 << 31, 1<<32 - 2, 1<<32 - 1}
+	check := func(a, d uint32) {
+		if got := fastMod(a, fastModM(d), d); got != a%d {
+			t.Fatalf("fastMod(%d, %d) = %d, want %d", a, d, got, a%d)
+		}
+	}
+	for _, d := range edges {
+		if d == 0 {
+			continue
+		}
+		for _, a := range edges {
+			check(a, d)
+		}
+		for range 2000 {
+			check(rng.Uint32(), d)
+		}
+	}
+	for range 200000 {
+		if d := rng.Uint32() >> rng.IntN(32); d > 0 {
+			check(rng.Uint32(), d)
 		}
 	}
 }

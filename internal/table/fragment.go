@@ -252,11 +252,14 @@ func highCardinality(arr arrow.Array) bool {
 	if n < 64 {
 		return false
 	}
-	seen := make(map[string]struct{}, n)
+	seen := make(map[string]struct{}, n/4+1)
 	for i := range n {
 		seen[arr.ValueStr(i)] = struct{}{}
+		if len(seen) > n/4 {
+			return true // decided: the rest can only add values
+		}
 	}
-	return len(seen) > n/4
+	return false
 }
 
 // checkRecord verifies rec has exactly the schema's columns and Arrow types and

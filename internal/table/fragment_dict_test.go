@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/omnigraph-go/omnigraph/internal/storage"
@@ -62,6 +64,36 @@ func TestEdgeEndpointsWithoutDictionary(t *testing.T) {
 	for i := range rows {
 		if fmt.Sprint(got[i]) != fmt.Sprint(rows[i]) {
 			t.Fatalf("row %d: read back %v, want %v", i, got[i], rows[i])
+		}
+	}
+}
+
+// TestHighCardinalityMatchesCount: the early-stopping check decides as a
+// full count of the first 4,096 values does, around the n/4 threshold,
+// with nulls, and for short and long columns.
+func TestHighCardinalityMatchesCount(t *testing.T) {
+	for _, rows := range []int{63, 64, 100, 4096, 5000} {
+		for _, distinct := range []int{1, 15, 16, 17, 25, 26, 1023, 1024, 1025, 1026, 4096} {
+			b := array.NewStringBuilder(memory.DefaultAllocator)
+			for i := range rows {
+				if i%11 == 5 {
+					b.AppendNull()
+					continue
+				}
+				b.Append(fmt.Sprintf("v%d", i%distinct))
+			}
+			arr := b.NewStringArray()
+			b.Release()
+			n := min(arr.Len(), 4096)
+			seen := map[string]bool{}
+			for i := range n {
+				seen[arr.ValueStr(i)] = true
+			}
+			want := n >= 64 && len(seen) > n/4
+			if got := highCardinality(arr); got != want {
+				t.Errorf("%d rows, %d distinct: highCardinality %v, want %v", rows, distinct, got, want)
+			}
+			arr.Release()
 		}
 	}
 }
