@@ -104,8 +104,11 @@ type Graph struct {
 	// mail, if the store has one (and turns are on), lets this handle
 	// hand writes to the process holding a branch's turn and take those
 	// of others (forward.go).
-	mail  storage.Mailbox
-	maint maintConfig
+	mail storage.Mailbox
+	// lastForeign is when this handle last committed writes of other
+	// processes (unix ns; forward.go, linger).
+	lastForeign atomic.Int64
+	maint       maintConfig
 	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
 	qlimits QueryLimits
 	// inlineDV and inlineState: Options.InlineDVBytes and

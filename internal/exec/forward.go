@@ -65,6 +65,13 @@ const (
 	// proposer looks for its receipt while it waits for the turn.
 	forwardPollMin = 100 * time.Microsecond
 	forwardPollMax = time.Millisecond
+	// lingerFor is how long a holder whose previous batch carried other
+	// processes' writes (within lingerAfter) waits for their next
+	// proposals when it finds none: they were answered a moment ago and
+	// are proposing again, and a batch of the holder's write alone would
+	// pay a whole CAS for it (linger).
+	lingerFor   = time.Millisecond
+	lingerAfter = 100 * time.Millisecond
 )
 
 // forwardSpec is one write as another process runs it: a mutation by its
@@ -395,6 +402,26 @@ type foreignSlot struct {
 	cancel context.CancelFunc
 }
 
+// linger is claim for a batch's first claim: if nothing was claimed yet
+// and the handle's last batch with writes of other processes ended less
+// than lingerAfter ago, it polls the mailbox for up to lingerFor until
+// something is proposed. Writers that hand over take turns with the
+// holder's own: without it, every other batch held the holder's one write
+// (its next write takes the free turn before the others, just answered,
+// propose again).
+func (f *foreignBatch) linger(max int) []*queuedWrite {
+	if max <= 0 || len(f.props) > 0 || time.Since(time.Unix(0, f.g.lastForeign.Load())) > lingerAfter {
+		return nil
+	}
+	for end := time.Now().Add(lingerFor); time.Now().Before(end); {
+		time.Sleep(lingerFor / 10)
+		if ws := f.claim(max); len(ws) > 0 {
+			return ws
+		}
+	}
+	return nil
+}
+
 // claim takes up to max proposed writes (whole proposals, so a proposal of
 // several writes may pass max by fewer than maxForwardWrites) and returns
 // them as queued writes of this batch.
@@ -504,6 +531,7 @@ func (f *foreignBatch) answer() {
 	if len(f.props) == 0 {
 		return
 	}
+	f.g.lastForeign.Store(time.Now().UnixNano())
 	_ = f.reply(true, foreignOutcome)
 	for _, p := range f.props {
 		for _, w := range p.writes {

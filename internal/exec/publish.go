@@ -484,6 +484,9 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 		head, base, err = g.repo.Resolve(ctx, branch)
 	}
 	more()
+	if foreign != nil && err == nil {
+		live = append(live, foreign.linger(g.maxBatch-len(live))...)
+	}
 	if err != nil {
 		fail(live, err, true)
 		return
