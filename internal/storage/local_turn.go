@@ -70,15 +70,9 @@ func (l *Local) Serialize(ctx context.Context, name string) (release func(), err
 // holds the turn (own) or another handle of this process does (the release
 // is then a no-op).
 func (l *Local) Turn(ctx context.Context, name string) (release func(), own bool, err error) {
-	path := l.turnPath(name)
-	unhold, ok := holdSerial(path)
-	if !ok {
-		return func() {}, false, nil
-	}
-	lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		unhold()
-		return nil, false, err
+	lf, unhold, err := l.openTurn(name)
+	if lf == nil {
+		return unhold, false, err // a no-op release, or an error
 	}
 	// A blocking flock, so that the kernel hands the turn over the moment
 	// its holder releases it; polling with LOCK_NB left the branch idle
@@ -119,15 +113,12 @@ func (l *Local) Turn(ctx context.Context, name string) (release func(), own bool
 // TryTurn implements Mailbox: it takes name's turn only if nobody holds it
 // now, without waiting.
 func (l *Local) TryTurn(name string) (release func(), st TurnState, err error) {
-	path := l.turnPath(name)
-	unhold, ok := holdSerial(path)
-	if !ok {
-		return func() {}, TurnInProcess, nil
-	}
-	lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		unhold()
+	lf, unhold, err := l.openTurn(name)
+	switch {
+	case err != nil:
 		return nil, 0, err
+	case lf == nil:
+		return unhold, TurnInProcess, nil
 	}
 	for {
 		err = unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB)
@@ -147,6 +138,22 @@ func (l *Local) TryTurn(name string) (release func(), st TurnState, err error) {
 		unhold()
 		return nil, 0, err
 	}
+}
+
+// openTurn opens name's turn file, marked as held by this process (unhold
+// takes the mark back). If this process holds it already, lf is nil and
+// unhold a no-op release.
+func (l *Local) openTurn(name string) (lf *os.File, unhold func(), err error) {
+	path := l.turnPath(name)
+	unhold, ok := holdSerial(path)
+	if !ok {
+		return nil, func() {}, nil
+	}
+	if lf, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		unhold()
+		return nil, nil, err
+	}
+	return lf, unhold, nil
 }
 
 // holdSerial marks path as held by this process; false if it already is.

@@ -1,12 +1,10 @@
 package storage_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -181,20 +179,7 @@ func TestLocalTryTurn(t *testing.T) {
 	}
 	release()
 
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^TestSerialHelper$")
-	cmd.Env = append(os.Environ(), envSerial+"="+dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
-		t.Fatalf("helper: %q %v", line, err)
-	}
+	cmd, stdin := startTurnHolder(t, dir)
 	if _, st, err := l.TryTurn(name); err != nil || st != storage.TurnBusy {
 		t.Fatalf("held by another process: %v %v", st, err)
 	}

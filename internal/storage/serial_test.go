@@ -62,21 +62,7 @@ func TestLocalSerialize(t *testing.T) {
 	r2()
 	r1()
 
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^TestSerialHelper$")
-	cmd.Env = append(os.Environ(), envSerial+"="+dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "held\n" {
-		t.Fatalf("helper: %q %v", line, err)
-	}
+	cmd, stdin := startTurnHolder(t, dir)
 	tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	_, err = s.Serialize(tctx, "refs/heads/main")
 	cancel()
@@ -104,4 +90,26 @@ func TestLocalSerialize(t *testing.T) {
 		t.Fatalf("after the holder left: %v (a cancelled wait kept the turn?)", err)
 	}
 	r3()
+}
+
+// startTurnHolder starts a TestSerialHelper holding the turn on
+// refs/heads/main of the store at dir, and returns once it holds it; it
+// lets go when stdin is closed.
+func startTurnHolder(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestSerialHelper$")
+	cmd.Env = append(os.Environ(), envSerial+"="+dir)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	return cmd, stdin
 }
