@@ -280,7 +280,17 @@ func (g *Graph) forwardWithTurn(ctx context.Context, branch, id string, ws []*qu
 	case ok && final:
 		rest = g.settleForwarded(ctx, branch, ws, rs, false)
 	default:
-		if withdrawn, err := g.mail.Withdraw(name, id); err == nil && withdrawn {
+		withdrawn, err := g.mail.Withdraw(name, id)
+		if err != nil {
+			// The proposal may still be there for a later holder: running
+			// the writes here could run them twice.
+			release()
+			for _, w := range ws {
+				w.finish(nil, nil, fmt.Errorf("exec: the write was handed to another process and cannot be taken back (%w); it may still be applied: check the branch before writing it again", err))
+			}
+			return nil, nil
+		}
+		if withdrawn {
 			return ws, release
 		}
 		if ok {
