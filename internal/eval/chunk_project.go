@@ -111,14 +111,20 @@ func (r *runner) chunkProject(ctx context.Context, o *query.Project, limit int64
 	return &outRows{n: got, gen: gen}, true, nil
 }
 
-// giveUp returns snapshot.ErrChunksGiveUp when, at the rate of got rows
-// from taken roots (under one row per taken roots when none came yet),
-// the rows still missing to limit need more than a quarter of the roots
-// left: a rate measured on few rows is rough, and a give-up late in the
-// budget pays the chunks and the other path both.
+// giveUp returns snapshot.ErrChunksGiveUp when no chunk has given a row
+// yet, or when, at the rate of got rows from taken roots, the rows still
+// missing to limit need more than a quarter of the roots left: a rate
+// measured on few rows is rough, and a give-up late in the budget pays the
+// chunks and the other path both. Without a row there is no rate at all:
+// a query that matches nothing read ~680 roots' chunks before giving up
+// (+0.4 s and +110 MB over the other path alone at 1M/5M), so it gives up
+// after the first chunk.
 func giveUp(limit, got, taken, left int) error {
 	if got >= limit {
 		return nil
+	}
+	if got == 0 {
+		return snapshot.ErrChunksGiveUp
 	}
 	if need := int64(limit-got) * int64(taken) / int64(max(got, 1)); need > int64(left)/4 {
 		return snapshot.ErrChunksGiveUp
