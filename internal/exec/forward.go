@@ -336,8 +336,13 @@ func (g *Graph) settleForwarded(ctx context.Context, branch string, ws []*queued
 		r := results[i]
 		switch {
 		case r.Commit != "":
+			id, err := commit.ParseID(r.Commit)
+			if err != nil { // a damaged receipt: whether the write landed cannot be told
+				w.finish(nil, nil, fmt.Errorf("exec: the receipt of a write handed to another process is damaged: %w", err))
+				continue
+			}
 			if verify || r.Unknown {
-				on, err := g.onChain(ctx, branch, r.Commit)
+				on, err := g.onChain(ctx, branch, id)
 				if err != nil {
 					w.finish(nil, nil, err) // cannot tell: as after a CAS whose outcome is unknown
 					continue
@@ -347,7 +352,7 @@ func (g *Graph) settleForwarded(ctx context.Context, branch string, ws []*queued
 					continue
 				}
 			}
-			c, err := g.repo.Commit(ctx, mustParseID(r.Commit))
+			c, err := g.repo.Commit(ctx, id)
 			if err != nil {
 				w.finish(nil, nil, fmt.Errorf("exec: the write was published as commit %s, which cannot be read: %w", r.Commit, err))
 				continue
@@ -364,21 +369,9 @@ func (g *Graph) settleForwarded(ctx context.Context, branch string, ws []*queued
 	return rest
 }
 
-// mustParseID parses a commit id a receipt named (checked by onChain or
-// written by this build); a bad one reads as the zero id, which no commit
-// has.
-func mustParseID(s string) commit.ID {
-	id, _ := commit.ParseID(s)
-	return id
-}
-
 // onChain reports whether commit id is branch's head or one of its
 // ancestors. A commit that does not exist was never published.
-func (g *Graph) onChain(ctx context.Context, branch, id string) (bool, error) {
-	cid, err := commit.ParseID(id)
-	if err != nil {
-		return false, nil
-	}
+func (g *Graph) onChain(ctx context.Context, branch string, cid commit.ID) (bool, error) {
 	head, err := g.repo.Head(ctx, branch)
 	if err != nil {
 		return false, err

@@ -379,3 +379,72 @@ func TestForwardedWriteCancelled(t *testing.T) {
 		t.Fatalf("w0 = %d, want the holder's 10", got)
 	}
 }
+
+// TestHolderAnswersProposals: a batch holding the turn claims what is in
+// the mailbox and answers every proposal with one final receipt: a valid
+// write is chained after the holder's own with its actor and counts; a
+// proposal past its deadline, an unreadable one and one whose source does
+// not compile are answered "not applied" and change nothing.
+func TestHolderAnswersProposals(t *testing.T) {
+	dir := t.TempDir()
+	g := writersGraph(t, writersStore(t, dir, 0), 8)
+	if g.mail == nil {
+		t.Fatal("a local store behind batching has no mailbox")
+	}
+	name := turnName("main")
+	future := time.Now().Add(time.Minute).UnixMilli()
+	propose := func(id string, doc any) {
+		t.Helper()
+		data, ok := doc.([]byte)
+		if !ok {
+			var err error
+			if data, err = json.Marshal(doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.mail.Propose(name, id, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upd := func(k string, v int) forwardSpec {
+		return forwardSpec{Source: linQueries, Name: "upd", Params: json.RawMessage(fmt.Sprintf(`{"k":%q,"v":%d}`, k, v)), Actor: "proposer-" + k}
+	}
+	propose("01A", proposalDoc{Version: forwardVersion, Deadline: future, Writes: []forwardSpec{upd("w1", 11), upd("w2", 12)}})
+	propose("01B", proposalDoc{Version: forwardVersion, Deadline: time.Now().Add(-time.Second).UnixMilli(), Writes: []forwardSpec{upd("w3", 13)}})
+	propose("01C", []byte("{not json"))
+	propose("01D", proposalDoc{Version: forwardVersion, Deadline: future, Writes: []forwardSpec{{Source: "query upd( {", Name: "upd"}}})
+
+	res, err := g.Mutate(context.Background(), "main", linPlans(t, g)["upd"], map[string]any{"k": "w0", "v": 10}, MutateOptions{Actor: "holder", Source: linQueries})
+	if err != nil || res.Commit == nil {
+		t.Fatalf("holder's write: %+v %v", res, err)
+	}
+	results := map[string][]forwardResult{}
+	for _, id := range []string{"01A", "01B", "01C", "01D"} {
+		rs, final, ok := g.receipt(name, id)
+		if !ok || !final {
+			t.Fatalf("proposal %s: no final receipt", id)
+		}
+		results[id] = rs
+	}
+	if rs := results["01A"]; len(rs) != 2 || rs[0].Commit == "" || rs[1].Commit == "" || rs[0].AffectedNodes != 1 || rs[0].NotApplied != "" {
+		t.Fatalf("valid proposal: %+v", rs)
+	}
+	for _, id := range []string{"01B", "01C", "01D"} {
+		if rs := results[id]; len(rs) != 1 || rs[0].Commit != "" || rs[0].NotApplied == "" {
+			t.Fatalf("proposal %s: %+v, want not applied", id, rs)
+		}
+	}
+	log, err := g.Log(context.Background(), "main", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: w2's write on w1's on the holder's, one chain.
+	if log[0].ID != results["01A"][1].Commit || log[0].Actor != "proposer-w2" || log[1].ID != results["01A"][0].Commit || log[2].ID != res.Commit.ID {
+		t.Fatalf("chain: %+v", log)
+	}
+	for k, want := range map[string]int64{"w0": 10, "w1": 11, "w2": 12, "w3": 0} {
+		if got := acctValue(t, g, k); got != want {
+			t.Fatalf("%s = %d, want %d", k, got, want)
+		}
+	}
+}
