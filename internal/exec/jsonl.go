@@ -278,6 +278,16 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 }
 
 func (r *Reader) parseLine(line []byte) (Record, error) {
+	if r.alias {
+		if rec, ok, err := r.fastEdgeLine(line); ok {
+			return rec, err
+		}
+	}
+	return r.parseLineGeneral(line)
+}
+
+// parseLineGeneral is parseLine without the fast path for plain edges.
+func (r *Reader) parseLineGeneral(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.
 	p := lineParser{b: line, strictText: true, names: r.names, keys: r.keys[:0], alias: r.alias, arena: r.arena[:0], last: r.last}
