@@ -1,13 +1,19 @@
 package table
 
 import (
+	"bytes"
+	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/omnigraph-go/omnigraph/internal/storage"
 )
 
 // TestFragmentStatsFromIndexMatchComputeStats: the statistics a fragment
@@ -71,4 +77,74 @@ func strs(s ...string) []*string {
 		out[i] = &s[i]
 	}
 	return out
+}
+
+// TestParquetStatsWhereTheStateLacksThem pins which column chunks carry
+// Parquet statistics: in a fragment of one row group the columns an index
+// section sorted, whose exact bounds the state holds, carry none; every
+// other column does, and so does every column of a fragment of several
+// row groups (rowGroupMayMatch prunes those by them) and a key too long
+// for the state's bounds.
+func TestParquetStatsWhereTheStateLacksThem(t *testing.T) {
+	edges, erec := fidxStableRecord(3000)
+	defer erec.Release()
+	long := strings.Repeat("k", maxStatString+1)
+	nodes := Schema{Columns: []Column{
+		{Name: "id", Type: ColumnType{Kind: String}},
+		{Name: "name", Type: ColumnType{Kind: String, Nullable: true}},
+	}}
+	nodeRec := func(ids ...string) arrow.RecordBatch {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, nodes.ArrowSchema())
+		defer rb.Release()
+		for _, id := range ids {
+			rb.Field(0).(*array.StringBuilder).Append(id)
+			rb.Field(1).(*array.StringBuilder).Append("n" + id)
+		}
+		return rb.NewRecordBatch()
+	}
+	short, longRec := nodeRec("p2", "p1", "p3"), nodeRec("p1", long)
+	defer short.Release()
+	defer longRec.Release()
+	for _, tc := range []struct {
+		name    string
+		schema  Schema
+		rec     arrow.RecordBatch
+		rgRows  int64
+		without []string
+	}{
+		{"edges, one row group", edges, erec, 0, []string{"id", "src", "dst"}},
+		{"edges, three row groups", edges, erec, 1000, nil},
+		{"nodes, one row group", nodes, short, 0, []string{"id"}},
+		{"nodes, a key past the state's bound", nodes, longRec, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.NewMem()
+			fr, err := WriteFragment(context.Background(), st, "t", tc.schema, tc.rec, WriteOptions{RowGroupRows: tc.rgRows})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, err := st.Get(context.Background(), fr.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf, err := file.NewParquetReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := pf.MetaData()
+			for rg := range md.NumRowGroups() {
+				for ci, c := range tc.schema.Columns {
+					cc, err := md.RowGroup(rg).ColumnChunk(ci)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ts, _ := cc.Statistics()
+					has := ts != nil && ts.HasMinMax()
+					if want := !slices.Contains(tc.without, c.Name); has != want {
+						t.Errorf("row group %d column %s: statistics %v, want %v", rg, c.Name, has, want)
+					}
+				}
+			}
+		})
+	}
 }
