@@ -279,14 +279,15 @@ func (r *Reader) errorf(field, format string, args ...any) *InputError {
 
 func (r *Reader) parseLine(line []byte) (Record, error) {
 	if r.alias {
-		if rec, ok, err := r.fastEdgeLine(line); ok {
+		if rec, ok, err := r.fastLine(line); ok {
 			return rec, err
 		}
 	}
 	return r.parseLineGeneral(line)
 }
 
-// parseLineGeneral is parseLine without the fast path for plain edges.
+// parseLineGeneral is parseLine without the fast path for plain lines
+// (fastLine).
 func (r *Reader) parseLineGeneral(line []byte) (Record, error) {
 	// keys has room for the depth of a valid record (maxJSONDepth is for
 	// hostile input), so a line's path stack stays off the heap.

@@ -104,6 +104,7 @@ func scalarProps(props []*schema.Property) bool {
 // what it keeps.
 func (r *Reader) typedValues(sh *recShape, data []jsonMember) (cells []table.Cell, id string, hasID, ok bool) {
 	cells = r.newCells(len(sh.props))
+	next := 0 // the property after the last one found
 	for i := range data {
 		m := &data[i]
 		if m.key == "id" {
@@ -113,16 +114,24 @@ func (r *Reader) typedValues(sh *recShape, data []jsonMember) (cells []table.Cel
 			id, hasID = m.str, true
 			continue
 		}
+		// Lines name the properties in declared order, as a rule: the
+		// next one is tried first (names are unique, so the index found
+		// is the same either way).
 		pi := -1
-		for j, p := range sh.props {
-			if p.Name == m.key {
-				pi = j
-				break
+		if next < len(sh.props) && sh.props[next].Name == m.key {
+			pi = next
+		} else {
+			for j, p := range sh.props {
+				if p.Name == m.key {
+					pi = j
+					break
+				}
 			}
 		}
 		if pi < 0 {
 			return nil, "", false, false
 		}
+		next = pi + 1
 		c, ok := typedCell(sh.props[pi].Type, m)
 		if !ok {
 			return nil, "", false, false
