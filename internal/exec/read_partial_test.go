@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +128,58 @@ func readTestGraph(t *testing.T, pg string, seed uint64) (*Graph, storage.Store,
 	st := storage.NewMem()
 	g := mustInit(t, st, "test.pg", pg, "tester", Options{})
 	return g, st, rand.New(rand.NewPCG(seed, seed+1))
+}
+
+// TestPartialKeyColumnFromIndex: a cold anchored read that wants only the
+// key of the nodes it reaches takes it from their ids (the fragments'
+// indexes say the key column equals the id) and reads no node row; the
+// same read wanting another property reads the rows. Rows as the
+// whole-table reference's.
+func TestPartialKeyColumnFromIndex(t *testing.T) {
+	ctx := context.Background()
+	g, st, rng := readTestGraph(t, engSchema, 47)
+	var bulk strings.Builder
+	const n = 20000 // fragments past the size read whole instead of probed
+	for i := range n {
+		fmt.Fprintf(&bulk, `{"type":"Person","data":{"name":"n%d","age":%d}}`+"\n", i, i)
+	}
+	for range 2 * n {
+		fmt.Fprintf(&bulk, `{"edge":"Knows","from":"n%d","to":"n%d"}`+"\n", rng.IntN(n), rng.IntN(n))
+	}
+	appendJSONL(t, g, bulk.String())
+	full := imageHandle(t, st)
+	for _, tc := range []struct {
+		src      string
+		readRows bool
+	}{
+		{`query q($name: String) { match { $p: Person { name: $name }  $p knows{1,2} $f } return { count($f) as c } }`, false},
+		{`query q($name: String) { match { $p: Person { name: $name }  $p knows{1,2} $f } return { $f.name } order { $f.name asc } }`, false},
+		{`query q($name: String) { match { $p: Person { name: $name }  $p knows $f } return { $f.name, $f.age } }`, true},
+	} {
+		rec := storage.NewRecording(st)
+		p := headPlan(t, g, tc.src, "q")
+		params := map[string]any{"name": "n5"}
+		want, _, err := full.Query(ctx, Target{}, p, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := mustOpen(t, rec, Options{})
+		rec.Reset()
+		got, _, err := fresh.Query(ctx, Target{}, p, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.partialReads.Load() != 1 {
+			t.Fatalf("%s: not answered by the partial path", tc.src)
+		}
+		if !reflect.DeepEqual(got.Rows, want.Rows) || len(got.Rows) == 0 {
+			t.Fatalf("%s: rows %v, want %v", tc.src, got.Rows, want.Rows)
+		}
+		read := slices.ContainsFunc(rec.Requests(), func(r storage.Request) bool {
+			return strings.Contains(r.Key, "node-Person/data/")
+		})
+		if read != tc.readRows {
+			t.Errorf("%s: read Person rows = %v, want %v\n%s", tc.src, read, tc.readRows, rec.Trace())
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/omnigraph-go/omnigraph/internal/query"
 	"github.com/omnigraph-go/omnigraph/internal/schema"
 	"github.com/omnigraph-go/omnigraph/internal/table"
@@ -607,7 +609,7 @@ func (pp *partialPlan) nodeRows(ctx context.Context, nt *schema.NodeType, set ma
 			t.Cols[p.Name] = make([]any, 0, len(locs))
 		}
 	}
-	err = pp.readByFragment(ctx, st, locs, cols, func(k int, get func(col string) any) {
+	err = pp.readByFragmentKeyed(ctx, st, locs, cols, idColumn(nt), func(k int, get func(col string) any) {
 		t.IDs = append(t.IDs, locs[k].ID)
 		for _, p := range nt.Props {
 			if want[p.Name] {
@@ -622,42 +624,84 @@ func (pp *partialPlan) nodeRows(ctx context.Context, nt *schema.NodeType, set ma
 // by fragment) and calls fn for each in that order; get returns the
 // table value of a column (nil when not read).
 func (pp *partialPlan) readByFragment(ctx context.Context, st *table.State, locs []table.RowLoc, cols []string, fn func(k int, get func(col string) any)) error {
+	return pp.readByFragmentKeyed(ctx, st, locs, cols, "", fn)
+}
+
+// idColumn is the column of nt's single String (or enum) @key: the id of
+// a keyed node is its key, and a fragment's index says whether the
+// column holds the id in every row (FragmentColumnEqualsID).
+func idColumn(nt *schema.NodeType) string {
+	if len(nt.Key) != 1 {
+		return ""
+	}
+	return nt.Key[0]
+}
+
+// readByFragmentKeyed is readByFragment where column idCol, if set and
+// among cols, is not read from a fragment whose index says it equals the
+// id in every row: get returns the row's id for it, the value a read
+// would give. A query that finds a node by its key wants the key column of
+// every node of the type it reaches; this spares reading those rows at
+// all when no other column is wanted.
+func (pp *partialPlan) readByFragmentKeyed(ctx context.Context, st *table.State, locs []table.RowLoc, cols []string, idCol string, fn func(k int, get func(col string) any)) error {
+	if !slices.Contains(cols, idCol) {
+		idCol = ""
+	}
 	for lo := 0; lo < len(locs); {
 		hi := lo
 		for hi < len(locs) && locs[hi].Fragment == locs[lo].Fragment {
 			hi++
 		}
-		if len(cols) == 0 {
-			for k := lo; k < hi; k++ {
-				fn(k, func(string) any { return nil })
+		read, fromID := cols, ""
+		if idCol != "" {
+			same, err := pp.snap.l.tr.FragmentColumnEqualsID(ctx, st, locs[lo].Fragment, idCol)
+			if err != nil {
+				return err
 			}
-			lo = hi
-			continue
+			if same {
+				read = slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return c == idCol })
+				fromID = idCol
+			}
 		}
-		offs := make([]int64, 0, hi-lo)
-		for k := lo; k < hi; k++ {
-			offs = append(offs, locs[k].Offset)
+		if err := pp.readGroup(ctx, st, locs[lo:hi], lo, read, fromID, fn); err != nil {
+			return err
 		}
-		rec, err := pp.snap.l.tr.ReadRows(ctx, st, locs[lo].Fragment, offs, cols, nil)
+		lo = hi
+	}
+	return nil
+}
+
+// readGroup reads cols of the rows group (locs[base:base+len(group)], all
+// of one fragment) and calls fn for each; column fromID, if set, is the
+// row's id.
+func (pp *partialPlan) readGroup(ctx context.Context, st *table.State, group []table.RowLoc, base int, cols []string, fromID string, fn func(k int, get func(col string) any)) error {
+	var rec arrow.RecordBatch
+	if len(cols) > 0 {
+		offs := make([]int64, 0, len(group))
+		for _, l := range group {
+			offs = append(offs, l.Offset)
+		}
+		var err error
+		rec, err = pp.snap.l.tr.ReadRows(ctx, st, group[0].Fragment, offs, cols, nil)
 		if err != nil {
 			return err
 		}
-		if int(rec.NumRows()) != hi-lo {
-			rec.Release()
-			return fmt.Errorf("exec: fragment %s: read %d of %d rows", locs[lo].Fragment, rec.NumRows(), hi-lo)
+		defer rec.Release()
+		if int(rec.NumRows()) != len(group) {
+			return fmt.Errorf("exec: fragment %s: read %d of %d rows", group[0].Fragment, rec.NumRows(), len(group))
 		}
-		for k := lo; k < hi; k++ {
-			i := k - lo
-			fn(k, func(col string) any {
-				j := slices.Index(cols, col)
-				if j < 0 {
-					return nil
-				}
-				return table.Value(rec.Column(j), i)
-			})
-		}
-		rec.Release()
-		lo = hi
+	}
+	for i, l := range group {
+		fn(base+i, func(col string) any {
+			if fromID != "" && col == fromID {
+				return l.ID
+			}
+			j := slices.Index(cols, col)
+			if j < 0 || rec == nil {
+				return nil
+			}
+			return table.Value(rec.Column(j), i)
+		})
 	}
 	return nil
 }

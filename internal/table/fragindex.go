@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -671,7 +672,12 @@ func decodeFidxBlock(key string, base int64, b []byte, s *fidxSection, rows int6
 }
 
 // decodePackedBlock decodes a version-2 block (flags byte, zstd frame of
-// the columns), its CRC already checked.
+// the columns), its CRC already checked. The entries' strings are views
+// of two buffers, not a string each: the keys of one arena (a first pass
+// over the key column sums their lengths), the far ends of the
+// decompressed frame. A probe decodes a whole block for one key, so the
+// 2,048 small allocations of a 1,024-entry block were most of a cold
+// two-hop's CPU (and its garbage).
 func decodePackedBlock(bad func(int, string) error, b []byte, far bool, blockRows int, rows int64) ([]fidxEntry, error) {
 	flags := b[0]
 	if flags&^fidxDeltaOffsets != 0 {
@@ -686,14 +692,38 @@ func decodePackedBlock(bad func(int, string) error, b []byte, far bool, blockRow
 	if n > uint64(blockRows) {
 		return nil, bad(0, "fragment index block too large")
 	}
+	// First pass: the keys' total length (each is a prefix of the one
+	// before plus its suffix).
+	keysAt := r.pos
+	total, prevLen := 0, uint64(0)
+	for range n {
+		p := r.uv()
+		if r.bad || p > prevLen {
+			return nil, bad(1, "bad key prefix")
+		}
+		suf := r.uv()
+		if r.bad || suf > uint64(len(raw)-r.pos) {
+			return nil, bad(1, "bad key suffix")
+		}
+		r.pos += int(suf)
+		prevLen = p + suf
+		total += int(prevLen)
+	}
+	arena := make([]byte, 0, total)
+	r.pos = keysAt
 	out := make([]fidxEntry, n)
 	prev := ""
 	for i := range out {
 		p := r.uv()
-		if r.bad || p > uint64(len(prev)) {
-			return nil, bad(1, "bad key prefix")
+		suf := int(r.uv())
+		start := len(arena)
+		arena = append(arena, prev[:p]...)
+		arena = append(arena, raw[r.pos:r.pos+suf]...)
+		r.pos += suf
+		var k string
+		if len(arena) > start {
+			k = unsafe.String(&arena[start], len(arena)-start)
 		}
-		k := prev[:p] + r.str()
 		if k < prev {
 			return nil, bad(1, "fragment index keys out of order")
 		}
@@ -714,7 +744,7 @@ func decodePackedBlock(bad func(int, string) error, b []byte, far bool, blockRow
 	}
 	if far {
 		for i := range out {
-			out[i].far = r.str()
+			out[i].far = r.view()
 		}
 	}
 	if r.bad || r.pos != len(r.b) {
@@ -746,6 +776,22 @@ func (r *uvReader) uv() uint64 {
 func (r *uvReader) v() int64 {
 	u := r.uv()
 	return int64(u>>1) ^ -int64(u&1)
+}
+
+// view is str as a view of the buffer (which the caller keeps alive
+// and never writes again).
+func (r *uvReader) view() string {
+	n := r.uv()
+	if r.bad || n > uint64(len(r.b)-r.pos) {
+		r.bad = true
+		return ""
+	}
+	if n == 0 {
+		return ""
+	}
+	s := unsafe.String(&r.b[r.pos], int(n))
+	r.pos += int(n)
+	return s
 }
 
 func (r *uvReader) str() string {

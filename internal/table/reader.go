@@ -389,6 +389,27 @@ func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string, pr
 	return true, nil
 }
 
+// FragmentColumnEqualsID reports whether column holds the row's id in
+// every row of the fragment of s named fragKey, from that fragment's
+// index header (false without an index). A reader that found rows of the
+// fragment through Locate has the header cached: the answer costs no
+// read, and the column's values need not be read either.
+func (r *Reader) FragmentColumnEqualsID(ctx context.Context, s *State, fragKey, column string) (bool, error) {
+	ci := s.schema.Index(column)
+	if ci < 0 || ci >= 64 {
+		return false, nil
+	}
+	i := slices.IndexFunc(s.fragments, func(f Fragment) bool { return f.Key == fragKey })
+	if i < 0 || s.fragments[i].Index == "" {
+		return false, nil
+	}
+	h, err := r.fidxHeader(ctx, s.fragments[i])
+	if err != nil {
+		return false, err
+	}
+	return h.idEqual&(1<<ci) != 0, nil
+}
+
 // RowLoc is a live row found by id: its fragment and offset.
 type RowLoc struct {
 	ID       string
