@@ -56,11 +56,11 @@ func (r *Reader) fastLine(line []byte) (rec Record, ok bool, err error) {
 		i = fastSpace(line, i+1)
 		var bit uint8
 		switch key {
-		case "type":
+		case "type", "edge":
 			bit = 1
-			name, i, good = fastPlainString(line, i)
-		case "edge":
-			bit = 2
+			if key == "edge" {
+				bit = 2
+			}
 			name, i, good = fastPlainString(line, i)
 		case "from":
 			bit = 4
