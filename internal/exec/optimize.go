@@ -89,15 +89,27 @@ func (g *Graph) readState(ctx context.Context, key string) (*table.State, error)
 }
 
 // needsAuto: the table holds more small fragments than the threshold.
-func (c maintConfig) needsAuto(s *table.State) bool {
+func (c maintConfig) needsAuto(s *table.State) bool { return c.tooManySmall(s.Fragments()) }
+
+// tooManySmall: more of frags are small to automatic compaction than the
+// threshold.
+func (c maintConfig) tooManySmall(frags []table.Fragment) bool {
 	small := 0
-	for _, f := range s.Fragments() {
-		if f.Live() < c.targetRows {
+	for _, f := range frags {
+		if c.autoSmall(f) {
 			small++
 		}
 	}
 	return small > c.threshold
 }
+
+// autoSmall: automatic compaction counts and merges fragments written
+// with fewer rows than the target. A full fragment that lost some rows is
+// not small to it — merging it gains no fragment, and its deletions are
+// the hollow rule's — where counting it (by live rows) made every update
+// of a row of a full fragment trigger a compaction of the table's
+// newest fragments: one rewrite of the growing tail per write.
+func (c maintConfig) autoSmall(f table.Fragment) bool { return f.Rows < c.targetRows }
 
 func (g *Graph) optimize(ctx context.Context, branch string, only map[string]bool, auto bool) (*OptimizeResult, error) {
 	// On a batching store (S3) the compaction's new objects go out
@@ -206,6 +218,9 @@ type segment struct {
 // rows rewritten to the inline budget, newest runs first.
 func (c maintConfig) planCompaction(frags []table.Fragment, auto bool) []segment {
 	eligible := func(f table.Fragment) bool { return f.Live() < c.targetRows || hollow(f) }
+	if auto {
+		eligible = func(f table.Fragment) bool { return c.autoSmall(f) || hollow(f) }
+	}
 	var segs []segment
 	for i := 0; i < len(frags); {
 		j := i
