@@ -52,9 +52,11 @@ func TestAutoCompactionTiers(t *testing.T) {
 }
 
 // TestAutoCompactionFullFragmentsWithDeletions: to automatic compaction a
-// fragment written full is not small for having lost a few rows (the hollow
-// rule covers deletions), so an update of a row of a full fragment neither
-// triggers a compaction nor joins one; a manual optimize still merges it.
+// fragment is small by the rows it was written with, under half the
+// target. A full fragment that lost a few rows (the hollow rule covers
+// deletions) and one of over half the target are neither counted nor
+// merged, so a write next to them does not trigger a compaction; a manual
+// optimize still merges every fragment under the target by live rows.
 func TestAutoCompactionFullFragmentsWithDeletions(t *testing.T) {
 	c := maintConfig{targetRows: 65536, budgetRows: 4 * 65536, threshold: 3}
 	frags := []table.Fragment{
@@ -62,18 +64,19 @@ func TestAutoCompactionFullFragmentsWithDeletions(t *testing.T) {
 		{Key: "f1", Rows: 34464, Deleted: 1},
 		{Key: "f2", Rows: 20},
 		{Key: "f3", Rows: 1},
+		{Key: "f4", Rows: 1},
 	}
 	if c.tooManySmall(frags) {
 		t.Errorf("three fragments written small: a compaction is due, want none")
 	}
-	frags = append(frags, table.Fragment{Key: "f4", Rows: 1})
+	frags = append(frags, table.Fragment{Key: "f5", Rows: 1})
 	if !c.tooManySmall(frags) {
 		t.Errorf("four fragments written small: no compaction is due, want one")
 	}
 	for _, tc := range []struct {
 		auto bool
 		want string
-	}{{true, "[f3 f4]"}, {false, "[f0 f1 f2 f3 f4]"}} {
+	}{{true, "[f3 f4 f5]"}, {false, "[f0 f1 f2 f3 f4 f5]"}} {
 		var got []string
 		for _, sg := range c.planCompaction(frags, tc.auto) {
 			if sg.rewrite {

@@ -104,12 +104,15 @@ func (c maintConfig) tooManySmall(frags []table.Fragment) bool {
 }
 
 // autoSmall: automatic compaction counts and merges fragments written
-// with fewer rows than the target. A full fragment that lost some rows is
-// not small to it — merging it gains no fragment, and its deletions are
-// the hollow rule's — where counting it (by live rows) made every update
-// of a row of a full fragment trigger a compaction of the table's
-// newest fragments: one rewrite of the growing tail per write.
-func (c maintConfig) autoSmall(f table.Fragment) bool { return f.Rows < c.targetRows }
+// with fewer than half the target's rows. A fragment written full that
+// lost some rows is not small to it — merging it gains no fragment, and
+// its deletions are the hollow rule's — where counting it (by live rows)
+// made every update of a row of a full fragment trigger a compaction of
+// the table's newest fragments: one rewrite of the growing tail per write.
+// Nor is one of at least half the target (a load's last fragment, say):
+// it is a read unit as good as a full one, and counted it held the table
+// at the threshold, so that every write or two paid a compaction.
+func (c maintConfig) autoSmall(f table.Fragment) bool { return f.Rows < max(c.targetRows/2, 1) }
 
 func (g *Graph) optimize(ctx context.Context, branch string, only map[string]bool, auto bool) (*OptimizeResult, error) {
 	// On a batching store (S3) the compaction's new objects go out
