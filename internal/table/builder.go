@@ -29,12 +29,14 @@ import (
 // A BatchBuilder is not safe for concurrent use. Call Release when done.
 type BatchBuilder struct {
 	schema Schema
-	rb     *array.RecordBuilder
+	rb     *array.RecordBuilder // its String and Enum fields stay unused
+	strs   []*strColumn         // per column: the String or Enum column's builder, else nil
 	rows   int
 }
 
 // NewBatchBuilder returns a builder for the schema, allocating from mem
-// (nil means memory.DefaultAllocator).
+// (nil means memory.DefaultAllocator). String and Enum columns are built
+// in Go memory whatever mem is (strColumn).
 func NewBatchBuilder(mem memory.Allocator, schema Schema) (*BatchBuilder, error) {
 	if err := schema.Validate(); err != nil {
 		return nil, err
@@ -42,7 +44,14 @@ func NewBatchBuilder(mem memory.Allocator, schema Schema) (*BatchBuilder, error)
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &BatchBuilder{schema: schema, rb: array.NewRecordBuilder(mem, schema.ArrowSchema())}, nil
+	b := &BatchBuilder{schema: schema, rb: array.NewRecordBuilder(mem, schema.ArrowSchema()),
+		strs: make([]*strColumn, len(schema.Columns))}
+	for i, c := range schema.Columns {
+		if c.Type.Kind == String || c.Type.Kind == Enum {
+			b.strs[i] = newStrColumn()
+		}
+	}
+	return b, nil
 }
 
 // Len is the number of rows appended since the last NewRecord.
@@ -57,15 +66,40 @@ func (b *BatchBuilder) Append(row []any) error {
 	}
 	// Check first so a bad row never leaves a partially appended row behind.
 	for i, c := range b.schema.Columns {
-		if err := checkValue(c.Type, row[i]); err != nil {
+		if err := b.check(i, c.Type, row[i]); err != nil {
 			return fmt.Errorf("column %q row %d: %w", c.Name, b.rows, err)
 		}
 	}
 	for i, c := range b.schema.Columns {
-		appendValue(b.rb.Field(i), c.Type, row[i])
+		b.appendValue(i, c.Type, row[i])
 	}
 	b.rows++
 	return nil
+}
+
+// check is checkValue of v for column i, and for a string column that
+// the column's bytes stay within maxStrColumnBytes.
+func (b *BatchBuilder) check(i int, t ColumnType, v any) error {
+	if err := checkValue(t, v); err != nil {
+		return err
+	}
+	if s, ok := v.(string); ok && b.strs[i] != nil {
+		return b.strs[i].room(s)
+	}
+	return nil
+}
+
+// appendValue appends v, accepted by check, to column i.
+func (b *BatchBuilder) appendValue(i int, t ColumnType, v any) {
+	if c := b.strs[i]; c != nil {
+		if v == nil {
+			c.appendNull()
+		} else {
+			c.append(v.(string))
+		}
+		return
+	}
+	appendValue(b.rb.Field(i), t, v)
 }
 
 // AppendStrings is Append for a row whose first len(lead) columns hold
@@ -74,34 +108,40 @@ func (b *BatchBuilder) Append(row []any) error {
 // boxing them (a load appends the id, src and dst of millions of rows).
 // A rejected row leaves b unchanged.
 func (b *BatchBuilder) AppendStrings(lead []string, row []any) error {
-	if err := b.checkLead(len(lead), len(row)); err != nil {
+	if err := b.checkLead(lead, len(row)); err != nil {
 		return err
 	}
 	cols := b.schema.Columns[len(lead):]
 	for i, c := range cols {
-		if err := checkValue(c.Type, row[i]); err != nil {
+		if err := b.check(len(lead)+i, c.Type, row[i]); err != nil {
 			return fmt.Errorf("column %q row %d: %w", c.Name, b.rows, err)
 		}
 	}
 	for i, s := range lead {
-		b.rb.Field(i).(*array.StringBuilder).Append(s)
+		b.strs[i].append(s)
 	}
 	for i, c := range cols {
-		appendValue(b.rb.Field(len(lead)+i), c.Type, row[i])
+		b.appendValue(len(lead)+i, c.Type, row[i])
 	}
 	b.rows++
 	return nil
 }
 
-// checkLead checks a row of lead leading strings and rest other values
-// against the schema's width and its leading columns' kinds.
-func (b *BatchBuilder) checkLead(lead, rest int) error {
-	if lead+rest != len(b.schema.Columns) {
-		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, lead+rest, len(b.schema.Columns))
+// checkLead checks a row of leading strings lead and rest other values
+// against the schema's width and its leading columns' kinds, and makes
+// room for lead in those columns (strColumn.room).
+func (b *BatchBuilder) checkLead(lead []string, rest int) error {
+	if len(lead)+rest != len(b.schema.Columns) {
+		return fmt.Errorf("%w: row has %d values, schema has %d columns", ErrValue, len(lead)+rest, len(b.schema.Columns))
 	}
-	for _, c := range b.schema.Columns[:lead] {
-		if c.Type.Kind != String && c.Type.Kind != Enum {
-			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", c.Name, b.rows, ErrValue, c.Type.Kind)
+	for i, s := range lead {
+		c := b.strs[i]
+		if c == nil {
+			k := b.schema.Columns[i].Type.Kind
+			return fmt.Errorf("column %q row %d: %w: %v column cannot hold string", b.schema.Columns[i].Name, b.rows, ErrValue, k)
+		}
+		if err := c.room(s); err != nil {
+			return fmt.Errorf("column %q row %d: %w", b.schema.Columns[i].Name, b.rows, err)
 		}
 	}
 	return nil
@@ -110,8 +150,20 @@ func (b *BatchBuilder) checkLead(lead, rest int) error {
 // NewRecord returns the rows appended so far as a record (the caller releases
 // it) and resets the builder.
 func (b *BatchBuilder) NewRecord() arrow.RecordBatch {
+	cols := make([]arrow.Array, len(b.schema.Columns))
+	for i, c := range b.strs {
+		if c != nil {
+			cols[i] = c.newArray()
+		} else {
+			cols[i] = b.rb.Field(i).NewArray()
+		}
+	}
+	rec := array.NewRecordBatch(b.rb.Schema(), cols, int64(b.rows))
+	for _, a := range cols {
+		a.Release()
+	}
 	b.rows = 0
-	return b.rb.NewRecordBatch()
+	return rec
 }
 
 // ReserveLike reserves room in every column for a record as large as rec
@@ -125,6 +177,12 @@ func (b *BatchBuilder) ReserveLike(rec arrow.RecordBatch) {
 		return
 	}
 	for i := range b.schema.Columns {
+		if c := b.strs[i]; c != nil {
+			if s, ok := rec.Column(i).(*array.String); ok {
+				c.reserve(n, len(s.ValueBytes()))
+			}
+			continue
+		}
 		fb := b.rb.Field(i)
 		fb.Reserve(n)
 		bb, ok := fb.(interface{ ReserveData(int) })

@@ -66,7 +66,7 @@ func (c Cell) Value() any {
 // and F64 (in range), CellNull in a nullable column. A rejected row leaves
 // b unchanged.
 func (b *BatchBuilder) AppendCells(lead []string, cells []Cell) error {
-	if err := b.checkLead(len(lead), len(cells)); err != nil {
+	if err := b.checkLead(lead, len(cells)); err != nil {
 		return err
 	}
 	cols := b.schema.Columns[len(lead):]
@@ -74,19 +74,29 @@ func (b *BatchBuilder) AppendCells(lead []string, cells []Cell) error {
 		// A cell that does not fit directly takes Append's path, boxed:
 		// the same verdict, error and result.
 		if !cellFits(c.Type, cells[i]) {
-			if err := checkValue(c.Type, cells[i].Value()); err != nil {
+			if err := b.check(len(lead)+i, c.Type, cells[i].Value()); err != nil {
+				return fmt.Errorf("column %q row %d: %w", c.Name, b.rows, err)
+			}
+		} else if cells[i].Kind == CellString {
+			if err := b.strs[len(lead)+i].room(cells[i].S); err != nil {
 				return fmt.Errorf("column %q row %d: %w", c.Name, b.rows, err)
 			}
 		}
 	}
 	for i, s := range lead {
-		b.rb.Field(i).(*array.StringBuilder).Append(s)
+		b.strs[i].append(s)
 	}
 	for i, c := range cols {
-		if cellFits(c.Type, cells[i]) {
-			appendCell(b.rb.Field(len(lead)+i), c.Type.Kind, cells[i])
-		} else {
-			appendValue(b.rb.Field(len(lead)+i), c.Type, cells[i].Value())
+		j := len(lead) + i
+		switch {
+		case b.strs[j] != nil && cells[i].Kind == CellString:
+			b.strs[j].append(cells[i].S)
+		case b.strs[j] != nil && cells[i].Kind == CellNull:
+			b.strs[j].appendNull()
+		case cellFits(c.Type, cells[i]):
+			appendCell(b.rb.Field(j), c.Type.Kind, cells[i])
+		default:
+			b.appendValue(j, c.Type, cells[i].Value())
 		}
 	}
 	b.rows++

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // sortRows returns the rows 0..n-1 of keys in (key, row) order, the
@@ -18,31 +16,27 @@ import (
 // by their full keys. The result is exactly the order of a plain stable
 // sort by key (TestSortRowsMatchesPlainSort). The slice returned is
 // fresh; the radix buffers are sc's, reused from section to section.
-func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
+func (sc *fidxScratch) sortRows(keys strView, n int) []int32 {
 	rows := make([]int32, n)
-	sorted := true
 	for i := range rows {
 		rows[i] = int32(i)
-		if sorted && i > 0 && keys.Value(i-1) > keys.Value(i) {
-			sorted = false
-		}
 	}
-	if sorted {
+	if keysAscend(keys, n) {
 		// Generated ids (monotonic ULIDs) and edges listed by source
 		// arrive sorted.
 		return rows
 	}
-	first := keys.Value(0)
+	first := keys.at(0)
 	lcp := len(first)
 	for i := 1; i < n && lcp > 0; i++ {
-		lcp = commonPrefix(first[:lcp], keys.Value(i))
+		lcp = commonPrefix(first[:lcp], keys.at(i))
 	}
 	if cap(sc.ords) < n {
 		sc.ords, sc.tmp = make([]fidxOrd, n), make([]fidxOrd, n)
 	}
 	ords := sc.ords[:n]
 	for i := range ords {
-		ords[i] = fidxOrd{pfx: keyPrefix64(keys.Value(i)[lcp:]), i: int32(i)}
+		ords[i] = fidxOrd{pfx: keyPrefix64(keys.at(i)[lcp:]), i: int32(i)}
 	}
 	ords = radixSortOrds(ords, sc.tmp[:n])
 	// Equal prefixes: ordered by the full keys, then by row (the radix
@@ -54,7 +48,7 @@ func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
 		}
 		if hi-lo > 1 && !equalKeys(keys, ords[lo:hi], lcp) {
 			slices.SortStableFunc(ords[lo:hi], func(a, b fidxOrd) int {
-				return strings.Compare(keys.Value(int(a.i)), keys.Value(int(b.i)))
+				return strings.Compare(keys.at(int(a.i)), keys.at(int(b.i)))
 			})
 		}
 		lo = hi
@@ -65,17 +59,35 @@ func (sc *fidxScratch) sortRows(keys *array.String, n int) []int32 {
 	return rows
 }
 
+// keysAscend reports whether keys 0..n-1 are in order (each at most the
+// next). (A comparison by shared prefix length, commonPrefix, cost more
+// instructions than the runtime's string comparison on load ids.)
+func keysAscend(keys strView, n int) bool {
+	if n == 0 {
+		return true
+	}
+	prev := keys.at(0)
+	for i := 1; i < n; i++ {
+		k := keys.at(i)
+		if prev > k {
+			return false
+		}
+		prev = k
+	}
+	return true
+}
+
 // equalKeys reports whether the keys of run (rows with one prefix) are
 // certainly all equal: equal prefixes, equal lengths, and no byte past
 // the prefix. Such a run (an adjacency section's repeated node) is
 // already in row order.
-func equalKeys(keys *array.String, run []fidxOrd, lcp int) bool {
-	n := len(keys.Value(int(run[0].i)))
+func equalKeys(keys strView, run []fidxOrd, lcp int) bool {
+	n := len(keys.at(int(run[0].i)))
 	if n > lcp+8 {
 		return false
 	}
 	for _, o := range run[1:] {
-		if len(keys.Value(int(o.i))) != n {
+		if len(keys.at(int(o.i))) != n {
 			return false
 		}
 	}
@@ -92,15 +104,27 @@ type fidxOrd struct {
 // skipping bytes every prefix shares); tmp is scratch of the same length.
 // It returns whichever of the two holds the result.
 func radixSortOrds(ords, tmp []fidxOrd) []fidxOrd {
-	for shift := 0; shift < 64; shift += 8 {
-		var count [256]int
-		for _, o := range ords {
-			count[byte(o.pfx>>shift)]++
-		}
-		if count[byte(ords[0].pfx>>shift)] == len(ords) {
+	// The counts of every byte position in one pass over ords, not one
+	// pass a position (they do not change as passes reorder ords).
+	var counts [8][256]int32
+	for _, o := range ords {
+		x := o.pfx
+		counts[0][byte(x)]++
+		counts[1][byte(x>>8)]++
+		counts[2][byte(x>>16)]++
+		counts[3][byte(x>>24)]++
+		counts[4][byte(x>>32)]++
+		counts[5][byte(x>>40)]++
+		counts[6][byte(x>>48)]++
+		counts[7][byte(x>>56)]++
+	}
+	for pass := range counts {
+		shift := 8 * pass
+		count := &counts[pass]
+		if int(count[byte(ords[0].pfx>>shift)]) == len(ords) {
 			continue
 		}
-		pos := 0
+		pos := int32(0)
 		for d, c := range count {
 			count[d] = pos
 			pos += c

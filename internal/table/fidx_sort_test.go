@@ -51,7 +51,7 @@ func TestSortRowsMatchesPlainSort(t *testing.T) {
 				}
 				slices.SortStableFunc(want, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
 				var sc fidxScratch
-				got := sc.sortRows(col, n)
+				got := sc.sortRows(newStrView(col), n)
 				col.Release()
 				if !slices.Equal(got, want) {
 					for i := range want {
@@ -129,6 +129,33 @@ func TestCommonPrefix(t *testing.T) {
 				if got := commonPrefix(pair[0], pair[1]); got != w {
 					t.Fatalf("commonPrefix(%q, %q) = %d, want %d", pair[0], pair[1], got, w)
 				}
+			}
+		}
+	}
+}
+
+// TestKeysAscendMatchesCompare pins the prefix-based order check of
+// sortRows to string comparison, on prefixes of one another, equal and
+// empty keys, and keys that differ in every word of a long shared prefix.
+func TestKeysAscendMatchesCompare(t *testing.T) {
+	words := []string{"", "a", "ab", "abc", "b", "ba", "01JQZX0000000000000000000A", "01JQZX0000000000000000000B",
+		"01JQZX000000000000000000", "01JQZX1000000000000000000A", "p1", "p10", "p2", "\xff", "\x00"}
+	for _, a := range words {
+		for _, b := range words {
+			for _, c := range words {
+				keys := []string{a, b, c}
+				bld := array.NewStringBuilder(memory.DefaultAllocator)
+				bld.AppendValues(keys, nil)
+				col := bld.NewStringArray()
+				bld.Release()
+				want := a <= b && b <= c
+				if got := keysAscend(newStrView(col), 3); got != want {
+					t.Errorf("keysAscend(%q) = %v, want %v", keys, got, want)
+				}
+				if got, want := keysAscend(newStrView(col), 2), a <= b; got != want {
+					t.Errorf("keysAscend(%q) = %v, want %v", keys[:2], got, want)
+				}
+				col.Release()
 			}
 		}
 	}

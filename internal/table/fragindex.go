@@ -173,16 +173,16 @@ func encodeFragmentIndexSorted(schema Schema, rec arrow.RecordBatch) ([]byte, []
 	version := fidxWriteVersion
 	secs := indexedSections(schema)
 	n := int(rec.NumRows())
-	col := func(name string) *array.String { return rec.Column(schema.Index(name)).(*array.String) }
+	col := func(name string) strView { return newStrView(rec.Column(schema.Index(name)).(*array.String)) }
 	cols := make([]fidxColumns, len(secs))
 	for si, k := range secs {
 		switch k {
 		case SectionID:
 			cols[si].key = col(KeyColumn)
 		case SectionSrc:
-			cols[si].key, cols[si].far = col("src"), col("dst")
+			cols[si].key, cols[si].far, cols[si].hasFar = col("src"), col("dst"), true
 		case SectionDst:
-			cols[si].key, cols[si].far = col("dst"), col("src")
+			cols[si].key, cols[si].far, cols[si].hasFar = col("dst"), col("src"), true
 		}
 	}
 	per := fidxRowsPerBlock(version)
@@ -195,7 +195,7 @@ func encodeFragmentIndexSorted(schema Schema, rec arrow.RecordBatch) ([]byte, []
 		sorted[si] = rows
 		if n > 0 {
 			bounds = append(bounds, fidxSorted{col: schema.Index(k.column()),
-				lo: cols[si].key.Value(int(rows[0])), hi: cols[si].key.Value(int(rows[n-1]))})
+				lo: cols[si].key.at(int(rows[0])), hi: cols[si].key.at(int(rows[n-1]))})
 		}
 	}
 
@@ -224,7 +224,7 @@ func encodeFragmentIndexSorted(schema Schema, rec arrow.RecordBatch) ([]byte, []
 		for lo := 0; lo < len(rows); lo += per {
 			off := len(out)
 			out = scratch.appendBlock(out, cols[si], rows[lo:min(lo+per, len(rows))], version >= 2)
-			k := keys.Value(int(rows[lo]))
+			k := keys.at(int(rows[lo]))
 			dir = appendPrefixed(dir, prev, k)
 			dir = binary.AppendUvarint(dir, uint64(off))
 			dir = binary.AppendUvarint(dir, uint64(len(out)-off))
@@ -268,7 +268,7 @@ func encodeFragmentIndexSorted(schema Schema, rec arrow.RecordBatch) ([]byte, []
 // column itself, included). Readers use it to find a row by a column
 // value through the id section (a node's key is its id, exec).
 func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
-	ids := rec.Column(schema.Index(KeyColumn)).(*array.String)
+	ids := newStrView(rec.Column(schema.Index(KeyColumn)).(*array.String))
 	var mask uint64
 	for i, c := range schema.Columns {
 		if i >= 64 {
@@ -278,11 +278,7 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 		if !ok || (c.Type.Kind != String && c.Type.Kind != Enum) || col.NullN() > 0 {
 			continue
 		}
-		eq := true
-		for r := 0; r < col.Len() && eq; r++ {
-			eq = col.Value(r) == ids.Value(r)
-		}
-		if eq {
+		if newStrView(col).equal(ids) {
 			mask |= 1 << i
 		}
 	}
@@ -292,7 +288,8 @@ func idEqualColumns(schema Schema, rec arrow.RecordBatch) uint64 {
 // fidxColumns are the columns of one section: the sorted one and, for
 // the adjacency sections, the far end.
 type fidxColumns struct {
-	key, far *array.String
+	key, far strView
+	hasFar   bool
 }
 
 // fidxScratch holds the buffers encodeFragmentIndex reuses from block to
@@ -331,16 +328,16 @@ func fidxRowsPerBlock(version byte) int {
 // read. An entry's offset is its row.
 func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, packed bool) []byte {
 	start := len(b)
-	far := cols.far != nil
+	far := cols.hasFar
 	if !packed {
 		b = binary.AppendUvarint(b, uint64(len(rows)))
 		prev := ""
 		for i, r := range rows {
-			k := cols.key.Value(int(r))
+			k := cols.key.at(int(r))
 			b = sc.appendKey(b, i, prev, k)
 			b = binary.AppendUvarint(b, uint64(r))
 			if far {
-				f := cols.far.Value(int(r))
+				f := cols.far.at(int(r))
 				b = binary.AppendUvarint(b, uint64(len(f)))
 				b = append(b, f...)
 			}
@@ -351,7 +348,7 @@ func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, pac
 	raw := binary.AppendUvarint(sc.raw[:0], uint64(len(rows)))
 	prev := ""
 	for i, r := range rows {
-		k := cols.key.Value(int(r))
+		k := cols.key.at(int(r))
 		raw = sc.appendKey(raw, i, prev, k)
 		prev = k
 	}
@@ -379,7 +376,7 @@ func (sc *fidxScratch) appendBlock(b []byte, cols fidxColumns, rows []int32, pac
 	}
 	if far {
 		for _, r := range rows {
-			f := cols.far.Value(int(r))
+			f := cols.far.at(int(r))
 			raw = binary.AppendUvarint(raw, uint64(len(f)))
 			raw = append(raw, f...)
 		}
@@ -471,10 +468,13 @@ func appendPrefixed(b []byte, prev, key string) []byte {
 func commonPrefix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
-	for ; i+8 <= n; i += 8 {
-		if x := leUint64(a[i:]) ^ leUint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)/8
+	// The loop walks x and y down the strings rather than index them: the
+	// compiler then proves every load in bounds (no check per word).
+	for x, y := a, b; len(x) >= 8 && len(y) >= 8; x, y = x[8:], y[8:] {
+		if d := leUint64(x) ^ leUint64(y); d != 0 {
+			return i + bits.TrailingZeros64(d)/8
 		}
+		i += 8
 	}
 	switch {
 	case i == n:
@@ -503,11 +503,13 @@ func commonPrefix(a, b string) int {
 
 // strUint32 reads the first 4 bytes of s little-endian, without a copy.
 func strUint32(s string) uint32 {
+	_ = s[3] // one bounds check, not four (golang.org/issue/14808)
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // leUint64 reads the first 8 bytes of s little-endian, without a copy.
 func leUint64(s string) uint64 {
+	_ = s[7] // one bounds check, not eight: the loop of commonPrefix is hot
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
