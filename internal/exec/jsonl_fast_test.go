@@ -151,16 +151,7 @@ func TestFastEdgeLineMatchesGeneral(t *testing.T) {
 		`{"edge":"Knows","from":"p1","to":"p2"`,
 		`["edge","Knows"]`, ``, ` `, `{`, `{"`, `{"edge"`, `{"edge":`, `{"edge":"Kn`,
 	}
-	for _, l := range taken {
-		if !checkFastLine(t, cat, []byte(l)) {
-			t.Errorf("%q: declined, want taken", l)
-		}
-	}
-	for _, l := range declined {
-		if checkFastLine(t, cat, []byte(l)) {
-			t.Errorf("%q: taken, want declined", l)
-		}
-	}
+	checkTakenDeclined(t, cat, taken, declined)
 	checkMutations(t, cat, `{"edge": "Knows", "from": "p1", "to": "p2"}`)
 	checkMutations(t, cat, `{"edge":"Knows","from":"p1","to":"p2","data":{"since":"2020-01-01","id":"k"}}`)
 	typed := fastTypedCatalog(t)
@@ -321,16 +312,7 @@ func TestFastNodeLineMatchesGeneral(t *testing.T) {
 		`{"type":"Person","data":{` + manyKeys(fastMaxData+1) + `}}`,
 	}
 	for _, cat := range []*schema.Catalog{typed, general} {
-		for _, l := range taken {
-			if !checkFastLine(t, cat, []byte(l)) {
-				t.Errorf("%q: declined, want taken", l)
-			}
-		}
-		for _, l := range declined {
-			if checkFastLine(t, cat, []byte(l)) {
-				t.Errorf("%q: taken, want declined", l)
-			}
-		}
+		checkTakenDeclined(t, cat, taken, declined)
 		if !checkFastLine(t, cat, []byte(`{"type":"Person","data":{`+manyKeys(fastMaxData)+`}}`)) {
 			t.Errorf("%d data members: declined, want taken", fastMaxData)
 		}
@@ -449,6 +431,22 @@ func TestFastPlainString(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// checkTakenDeclined requires the fast path to take every line of taken
+// and decline every line of declined, matching the general parser on each.
+func checkTakenDeclined(t *testing.T, cat *schema.Catalog, taken, declined []string) {
+	t.Helper()
+	for _, l := range taken {
+		if !checkFastLine(t, cat, []byte(l)) {
+			t.Errorf("%q: declined, want taken", l)
+		}
+	}
+	for _, l := range declined {
+		if checkFastLine(t, cat, []byte(l)) {
+			t.Errorf("%q: taken, want declined", l)
 		}
 	}
 }
