@@ -359,8 +359,8 @@ func (r *Reader) probe(ctx context.Context, f Fragment, sec Section, key string)
 // the check and the probe cost one round trip together; the other
 // fragments' headers are read alone.
 func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string, probe ...string) (bool, error) {
-	ci := s.schema.Index(column)
-	if ci < 0 || ci >= 64 {
+	bit, ok := idEqualBit(s, column)
+	if !ok {
 		return false, nil
 	}
 	if slices.ContainsFunc(s.fragments, func(f Fragment) bool { return f.Index == "" }) {
@@ -382,7 +382,7 @@ func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string, pr
 		if err != nil {
 			return false, err
 		}
-		if h.idEqual&(1<<ci) == 0 {
+		if h.idEqual&bit == 0 {
 			return false, nil
 		}
 	}
@@ -391,23 +391,30 @@ func (r *Reader) ColumnEqualsID(ctx context.Context, s *State, column string, pr
 
 // FragmentColumnEqualsID reports whether column holds the row's id in
 // every row of the fragment of s named fragKey, from that fragment's
-// index header (false without an index). A reader that found rows of the
-// fragment through Locate has the header cached: the answer costs no
-// read, and the column's values need not be read either.
+// index header (false without an index). A reader that found the rows
+// through a key (ColumnEqualsID, Locate) has the header cached: the
+// answer costs no read, and the column's values need not be read either.
 func (r *Reader) FragmentColumnEqualsID(ctx context.Context, s *State, fragKey, column string) (bool, error) {
-	ci := s.schema.Index(column)
-	if ci < 0 || ci >= 64 {
-		return false, nil
-	}
+	bit, ok := idEqualBit(s, column)
 	i := slices.IndexFunc(s.fragments, func(f Fragment) bool { return f.Key == fragKey })
-	if i < 0 || s.fragments[i].Index == "" {
+	if !ok || i < 0 || s.fragments[i].Index == "" {
 		return false, nil
 	}
 	h, err := r.fidxHeader(ctx, s.fragments[i])
 	if err != nil {
 		return false, err
 	}
-	return h.idEqual&(1<<ci) != 0, nil
+	return h.idEqual&bit != 0, nil
+}
+
+// idEqualBit is column's bit in the index headers' id-equal mask (ok
+// false for a column the mask cannot hold).
+func idEqualBit(s *State, column string) (uint64, bool) {
+	ci := s.schema.Index(column)
+	if ci < 0 || ci >= 64 {
+		return 0, false
+	}
+	return 1 << ci, true
 }
 
 // RowLoc is a live row found by id: its fragment and offset.
