@@ -224,6 +224,12 @@ const (
 	// writes every state as an object of its own, so that builds which
 	// read commit format 1 only still read the graph. Unset: 2048 bytes.
 	EnvInlineStateBytes = "OMNIGRAPH_INLINE_STATE_BYTES"
+	// EnvInlineIndexBytes bounds the fragment indexes writes carry inside
+	// their table states (docs/format/table.md, "Inline fragment
+	// indexes"); 0 writes every index as an object of its own, so that
+	// builds which read table-state formats 1–4 only still read the graph.
+	// Unset: 512 bytes.
+	EnvInlineIndexBytes = "OMNIGRAPH_INLINE_INDEX_BYTES"
 	// EnvChainObjects set to 0 writes every commit of a group commit's
 	// chain as an object of its own, as builds before chain objects did
 	// (docs/format/commit.md, "Chain objects"), so that those builds still
@@ -340,7 +346,7 @@ func engineOptions(o Options) (exec.Options, error) {
 	eo := exec.Options{CacheBytes: n, Now: o.Now, QueryMemoryBytes: o.QueryMemoryBytes, QueryTimeout: o.QueryTimeout, Embedding: o.Embedding}
 	// Every variable is read; the first bad one is the error.
 	if err := cmp.Or(offEnv(EnvWriteTurns, &eo.NoWriteTurns), offEnv(EnvForwardWrites, &eo.NoForwardWrites), offEnv(EnvChainObjects, &eo.NoChainObjects),
-		inlineEnv(EnvInlineDVBytes, &eo.InlineDVBytes), inlineEnv(EnvInlineStateBytes, &eo.InlineStateBytes)); err != nil {
+		inlineEnv(EnvInlineDVBytes, &eo.InlineDVBytes), inlineEnv(EnvInlineStateBytes, &eo.InlineStateBytes), inlineEnv(EnvInlineIndexBytes, &eo.InlineIndexBytes)); err != nil {
 		return exec.Options{}, err
 	}
 	return eo, nil

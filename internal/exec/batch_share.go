@@ -195,7 +195,7 @@ func (g *Graph) settleChain(bctx, sctx context.Context, share *fragmentShare, he
 			}
 			for _, p := range grp[1:] {
 				p.ledger.Add(f.Key)
-				if f.Index != "" {
+				if f.Index != "" && !table.IsInlineIndex(f.Index) {
 					p.ledger.Add(f.Index)
 				}
 			}

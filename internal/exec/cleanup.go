@@ -248,7 +248,7 @@ func (g *Graph) cleanupPlan(ctx context.Context, o CleanupOptions, now, graceCut
 				if f.DV != "" && !table.IsInlineDV(f.DV) {
 					need = append(need, f.DV)
 				}
-				if f.Index != "" {
+				if f.Index != "" && !table.IsInlineIndex(f.Index) {
 					need = append(need, f.Index)
 				}
 			}

@@ -107,5 +107,5 @@ func (g *Graph) writeImageFragment(ctx context.Context, prefix string, ts table.
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	return table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+	return table.WriteFragment(ctx, g.st, prefix, ts, rec, g.fragmentOptions())
 }

@@ -58,6 +58,11 @@ type Options struct {
 	// none: every state is an object, and every commit stays readable by
 	// builds that read commit format 1 only).
 	InlineStateBytes int
+	// InlineIndexBytes bounds the fragment indexes a write carries inline
+	// in its table state (table-state format 5; 0 =
+	// table.DefaultInlineIndexBytes, < 0 = none: every index is an object,
+	// and every state stays readable by builds that read formats 1–4).
+	InlineIndexBytes int
 	// NoChainObjects writes each commit of a group commit's chain as an
 	// object of its own even where the store could keep them in one
 	// (commit.Repo.WriteCommitsShared: a local directory), for graphs that
@@ -111,9 +116,9 @@ type Graph struct {
 	maint       maintConfig
 	// qlimits: Options.QueryMemoryBytes and Options.QueryTimeout.
 	qlimits QueryLimits
-	// inlineDV and inlineState: Options.InlineDVBytes and
-	// InlineStateBytes resolved (0 = none).
-	inlineDV, inlineState int
+	// inlineDV, inlineState and inlineIndex: Options.InlineDVBytes,
+	// InlineStateBytes and InlineIndexBytes resolved (0 = none).
+	inlineDV, inlineState, inlineIndex int
 	// chainObjects: !Options.NoChainObjects.
 	chainObjects bool
 
@@ -201,12 +206,17 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 	if o.NoForwardWrites {
 		mail = nil
 	}
-	return &Graph{inlineDV: inlineBound(o.InlineDVBytes, table.DefaultInlineDVBytes), inlineState: inlineBound(o.InlineStateBytes, table.DefaultInlineStateBytes), repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
+	return &Graph{inlineDV: inlineBound(o.InlineDVBytes, table.DefaultInlineDVBytes), inlineState: inlineBound(o.InlineStateBytes, table.DefaultInlineStateBytes), inlineIndex: inlineBound(o.InlineIndexBytes, table.DefaultInlineIndexBytes), repo: repo, st: repo.Store(), cache: c, snaps: snapshot.NewLoader(repo.Store(), c), now: now,
 		maxRetries: r, retryBudget: budget, maxBatch: batch, queues: &writeQueues{byBranch: map[string]*writeQueue{}}, serial: serial, mail: mail, maint: maintConfigOf(o), emb: embedder{cfg: o.Embedding},
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}, chainObjects: !o.NoChainObjects}
 }
 
 // inlineBound resolves an inline bound option: 0 is the default, < 0 none.
+// fragmentOptions are the options every fragment the handle writes uses.
+func (g *Graph) fragmentOptions() table.WriteOptions {
+	return table.WriteOptions{InlineIndexBytes: g.inlineIndex}
+}
+
 func inlineBound(o, def int) int {
 	switch {
 	case o == 0:

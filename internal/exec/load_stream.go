@@ -662,7 +662,7 @@ func (s *loadStream) flushTyped(ctx context.Context, t *stagedType) error {
 	}
 	return s.encode(ctx, t, fi, func() (table.Fragment, error) {
 		defer rec.Release()
-		frag, err := table.WriteFragment(ctx, s.g.st, t.prefix, t.schema, rec, table.WriteOptions{})
+		frag, err := table.WriteFragment(ctx, s.g.st, t.prefix, t.schema, rec, s.g.fragmentOptions())
 		if err != nil {
 			return frag, fmt.Errorf("exec: %s: %w", t.tk, err)
 		}

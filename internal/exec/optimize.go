@@ -332,7 +332,15 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		out.removed += len(sg.frags)
 		out.added += len(nf)
 		frags = append(frags, nf...)
-		idx = append(idx, ids...)
+		// A fragment written with its own index (every fragment this
+		// build writes) needs no key index: lookups read the fragment
+		// index, and a key index over it was one more object per
+		// compaction that no read consulted.
+		for _, f := range ids {
+			if !ownIndex(nf, f.Key) {
+				idx = append(idx, f)
+			}
+		}
 	}
 	// Keep index references for the fragments that survive.
 	var refs []table.IndexRef
@@ -356,7 +364,7 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 	if !auto {
 		var bare []table.Fragment
 		for _, f := range frags {
-			if !covered[f.Key] && !isNew(idx, f.Key) {
+			if !covered[f.Key] && f.Index == "" && !isNew(idx, f.Key) {
 				bare = append(bare, f)
 			}
 		}
@@ -399,6 +407,16 @@ func (g *Graph) compactTable(ctx context.Context, snap *snapshot.Snapshot, tk st
 		return out, err
 	}
 	return out, ctx.Err()
+}
+
+// ownIndex reports whether the fragment key of frags has an index of its own.
+func ownIndex(frags []table.Fragment, key string) bool {
+	for _, f := range frags {
+		if f.Key == key {
+			return f.Index != ""
+		}
+	}
+	return false
 }
 
 func isNew(idx []index.FragmentIDs, key string) bool {
@@ -450,7 +468,7 @@ func (g *Graph) rewriteRun(ctx context.Context, prefix string, s *table.State, r
 			return err
 		}
 		defer rec.Release()
-		f, err := table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{})
+		f, err := table.WriteFragment(ctx, g.st, prefix, ts, rec, g.fragmentOptions())
 		if err != nil {
 			return err
 		}

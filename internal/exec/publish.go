@@ -1032,11 +1032,11 @@ func (g *Graph) encodeFragment(ctx context.Context, prefix string, ts table.Sche
 	rec := b.NewRecord()
 	defer rec.Release()
 	if lazy {
-		if f, ok, err := table.DeferFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{}); ok || err != nil {
+		if f, ok, err := table.DeferFragment(ctx, g.st, prefix, ts, rec, g.fragmentOptions()); ok || err != nil {
 			return f, ok, err
 		}
 	}
-	if f, err = table.WriteFragment(ctx, g.st, prefix, ts, rec, table.WriteOptions{}); err != nil {
+	if f, err = table.WriteFragment(ctx, g.st, prefix, ts, rec, g.fragmentOptions()); err != nil {
 		return table.Fragment{}, false, err
 	}
 	reuse.add(ctx, prefix, ts, rows, props, edge, f)

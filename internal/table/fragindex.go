@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -808,12 +809,62 @@ func (r *uvReader) str() string {
 }
 
 // writeFragmentIndex stores the index of a fragment written under key.
-func writeFragmentIndex(ctx context.Context, st storage.Store, fragKey string, data []byte) (string, error) {
+func writeFragmentIndex(ctx context.Context, st storage.Store, fragKey string, data []byte, inline int) (string, error) {
+	if len(data) <= inline {
+		return inlineIndexRef(data), nil
+	}
 	key := fragmentIndexKey(fragKey)
 	if _, err := storage.PutFresh(ctx, st, key, data); err != nil {
 		return "", fmt.Errorf("table: write fragment index %s: %w", key, err)
 	}
 	return key, nil
+}
+
+// InlineIndexPrefix starts a fragment-index reference that carries the
+// index itself instead of naming an object (table-state format 5,
+// docs/format/table.md): "inline:" + the index bytes (the object layout
+// above) in unpadded base64url. A small fragment's index rides in its
+// table state, so writing the fragment creates one object, not two.
+const InlineIndexPrefix = "inline:"
+
+// DefaultInlineIndexBytes is the largest encoded index the engine carries
+// inline (WriteOptions.InlineIndexBytes): the index of a fragment of a
+// dozen or so rows. Larger ones are objects.
+const DefaultInlineIndexBytes = 512
+
+// IsInlineIndex reports whether a fragment's index reference is an inline
+// index rather than an object key. Code that treats references as objects
+// (cleanup's live set, verify, listings) has no object for it.
+func IsInlineIndex(ref string) bool { return strings.HasPrefix(ref, InlineIndexPrefix) }
+
+// inlineIndexRef is the reference carrying data inline.
+func inlineIndexRef(data []byte) string {
+	return InlineIndexPrefix + base64.RawURLEncoding.EncodeToString(data)
+}
+
+// inlineIndexBytes returns the index bytes an inline reference carries,
+// checked against the size the state records.
+func inlineIndexBytes(ref string, size int64) ([]byte, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(ref, InlineIndexPrefix))
+	if err != nil {
+		return nil, corrupt(inlineIndexName, -1, "inline fragment index is not base64url", err)
+	}
+	if int64(len(b)) != size {
+		return nil, corrupt(inlineIndexName, min(int64(len(b)), size), fmt.Sprintf("inline fragment index is %d bytes, the table state records %d", len(b), size), nil)
+	}
+	return b, nil
+}
+
+// inlineIndexName stands for an inline index in errors (its reference is
+// its bytes).
+const inlineIndexName = "inline fragment index"
+
+// indexName is how errors name the index ref refers to.
+func indexName(ref string) string {
+	if IsInlineIndex(ref) {
+		return inlineIndexName
+	}
+	return ref
 }
 
 // fragmentIndexKey is <prefix>/index/<ulid>.fidx for fragment
@@ -833,58 +884,64 @@ func VerifyFragmentIndex(ctx context.Context, st storage.Store, f Fragment) erro
 	if f.Index == "" {
 		return fmt.Errorf("table: fragment %s has no index", f.Key)
 	}
-	b, _, err := st.Get(ctx, f.Index)
+	var b []byte
+	var err error
+	if IsInlineIndex(f.Index) {
+		b, err = inlineIndexBytes(f.Index, f.IndexBytes)
+	} else if b, _, err = st.Get(ctx, f.Index); err != nil {
+		err = fmt.Errorf("table: read fragment index %s: %w", f.Index, err)
+	}
 	if err != nil {
-		return fmt.Errorf("table: read fragment index %s: %w", f.Index, err)
+		return err
 	}
 	if int64(len(b)) != f.IndexBytes {
-		return corrupt(f.Index, min(int64(len(b)), f.IndexBytes), fmt.Sprintf("object is %d bytes, table state says %d", len(b), f.IndexBytes), nil)
+		return corrupt(indexName(f.Index), min(int64(len(b)), f.IndexBytes), fmt.Sprintf("object is %d bytes, table state says %d", len(b), f.IndexBytes), nil)
 	}
-	h, err := decodeFidxHeader(f.Index, b, f.IndexBytes)
+	h, err := decodeFidxHeader(indexName(f.Index), b, f.IndexBytes)
 	if err != nil {
 		return err
 	}
 	if h.rows != f.Rows {
-		return corrupt(f.Index, 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
+		return corrupt(indexName(f.Index), 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
 	}
 	for _, s := range h.sections {
 		for blk := int64(0); blk < int64(s.bloomBlocks); blk++ {
 			u := b[s.bloomOff+blk*fidxBloomUnit : s.bloomOff+(blk+1)*fidxBloomUnit]
 			if crc32Castagnoli(u[:fidxBloomBlock]) != leUint32(u[fidxBloomBlock:]) {
-				return corrupt(f.Index, s.bloomOff+blk*fidxBloomUnit, "fragment index Bloom block checksum mismatch", nil)
+				return corrupt(indexName(f.Index), s.bloomOff+blk*fidxBloomUnit, "fragment index Bloom block checksum mismatch", nil)
 			}
 		}
-		d, err := decodeFidxDir(f.Index, s.dirOff, b[s.dirOff:s.dirOff+s.dirLen], f.IndexBytes)
+		d, err := decodeFidxDir(indexName(f.Index), s.dirOff, b[s.dirOff:s.dirOff+s.dirLen], f.IndexBytes)
 		if err != nil {
 			return err
 		}
 		seen := make([]bool, f.Rows)
 		prev := ""
 		for i := range d.first {
-			ents, err := decodeFidxBlock(f.Index, d.off[i], b[d.off[i]:d.off[i]+d.len[i]], &s, f.Rows)
+			ents, err := decodeFidxBlock(indexName(f.Index), d.off[i], b[d.off[i]:d.off[i]+d.len[i]], &s, f.Rows)
 			if err != nil {
 				return err
 			}
 			if len(ents) == 0 || ents[0].key != d.first[i] || ents[0].key < prev {
-				return corrupt(f.Index, d.off[i], "fragment index block out of order or disagreeing with its directory", nil)
+				return corrupt(indexName(f.Index), d.off[i], "fragment index block out of order or disagreeing with its directory", nil)
 			}
 			for _, e := range ents {
 				if seen[e.off] {
-					return corrupt(f.Index, d.off[i], fmt.Sprintf("row %d indexed twice", e.off), nil)
+					return corrupt(indexName(f.Index), d.off[i], fmt.Sprintf("row %d indexed twice", e.off), nil)
 				}
 				seen[e.off] = true
 				blkNo, bits := bloomBits(e.key, s.bloomBlocks)
 				u := b[s.bloomOff+int64(blkNo)*fidxBloomUnit:]
 				for _, bit := range bits {
 					if u[bit/8]&(1<<(bit%8)) == 0 {
-						return corrupt(f.Index, s.bloomOff, fmt.Sprintf("Bloom filter rejects indexed key %q", e.key), nil)
+						return corrupt(indexName(f.Index), s.bloomOff, fmt.Sprintf("Bloom filter rejects indexed key %q", e.key), nil)
 					}
 				}
 			}
 			prev = ents[len(ents)-1].key
 		}
 		if slices.Contains(seen, false) {
-			return corrupt(f.Index, s.dirOff, "fragment index section misses rows", nil)
+			return corrupt(indexName(f.Index), s.dirOff, "fragment index section misses rows", nil)
 		}
 	}
 	return nil

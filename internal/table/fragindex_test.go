@@ -32,6 +32,12 @@ func edgeSchema() Schema {
 // fragment (a fragment written before indexes existed).
 func randomEdgeTable(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, nodes int) *State {
 	t.Helper()
+	return randomEdgeTableWith(t, r, st, nfrag, rows, nodes, WriteOptions{RowGroupRows: 97})
+}
+
+// randomEdgeTableWith is randomEdgeTable writing fragments with o.
+func randomEdgeTableWith(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, nodes int, o WriteOptions) *State {
+	t.Helper()
 	ctx := context.Background()
 	s, _ := NewState(edgeSchema())
 	id := 0
@@ -45,7 +51,7 @@ func randomEdgeTable(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, 
 			in = append(in, []any{fmt.Sprintf("e%05d", id), src, dst, int64(id)})
 			id++
 		}
-		frag := writeRows(t, st, edgeSchema(), in, WriteOptions{RowGroupRows: 97})
+		frag := writeRows(t, st, edgeSchema(), in, o)
 		if frag.Index == "" {
 			t.Fatal("edge fragment written without an index")
 		}
@@ -76,14 +82,19 @@ func randomEdgeTable(t *testing.T, r *rand.Rand, st storage.Store, nfrag, rows, 
 // with and without a cache.
 func TestFragmentIndexMatchesScan(t *testing.T) {
 	for _, v := range []byte{fidxVersion, 2, 1} {
-		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { fragmentIndexMatchesScan(t, v) })
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { fragmentIndexMatchesScan(t, v, 0) })
 	}
+	// Every index carried inline in the state (format 5; the bound is
+	// raised so that fragments large enough for lookups to go through
+	// their indexes have inline ones): the same answers, no index object.
+	t.Run("inline", func(t *testing.T) { fragmentIndexMatchesScan(t, fidxVersion, 1<<20) })
 }
 
 // fragmentIndexMatchesScan writes indexes of the given version (1: the
 // uncompressed blocks of graphs written before version 2; 2: the packed
-// 256-entry blocks of graphs written before version 3; both still read).
-func fragmentIndexMatchesScan(t *testing.T, version byte) {
+// 256-entry blocks of graphs written before version 3; both still read),
+// inline in the state up to inline bytes.
+func fragmentIndexMatchesScan(t *testing.T, version byte, inline int) {
 	defer func(v byte) { fidxWriteVersion = v }(fidxWriteVersion)
 	fidxWriteVersion = version
 	ctx := context.Background()
@@ -91,13 +102,31 @@ func fragmentIndexMatchesScan(t *testing.T, version byte) {
 	r := rand.New(rand.NewPCG(3, 4))
 	st := storage.NewMem()
 	const nodes = 300
-	s := randomEdgeTable(t, r, st, 4, 900, nodes)
+	s := randomEdgeTableWith(t, r, st, 4, 900, nodes, WriteOptions{RowGroupRows: 97, InlineIndexBytes: inline})
+	if inline > 0 {
+		// Through the state's encoding, as a reader gets it.
+		data, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = DecodeState("inline", data); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		_ = st.List(ctx, testPrefix+"/index/", "", func(storage.Info) error { n++; return nil })
+		if n != 0 || !slices.ContainsFunc(s.Fragments(), func(f Fragment) bool { return IsInlineIndex(f.Index) && f.Bytes > tailPrefetch }) {
+			t.Fatalf("%d index objects; want none, and fragments read through inline indexes", n)
+		}
+	}
 	for _, f := range s.Fragments() {
 		if f.Index == "" {
 			continue
 		}
 		if err := VerifyFragmentIndex(ctx, st, f); err != nil {
 			t.Fatal(err)
+		}
+		if inline > 0 {
+			continue
 		}
 		if b, _, _ := st.Get(ctx, f.Index); b[4] != version {
 			t.Fatalf("index %s has version %d, want %d", f.Index, b[4], version)

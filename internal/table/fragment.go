@@ -68,6 +68,10 @@ type WriteOptions struct {
 	RowGroupRows int64
 	// Alloc is the allocator for temporary Arrow buffers (default Go heap).
 	Alloc memory.Allocator
+	// InlineIndexBytes: a fragment index of at most this many bytes rides
+	// in the table state (IsInlineIndex, state format 5) instead of being
+	// an object of its own; 0 writes every index as an object.
+	InlineIndexBytes int
 }
 
 // DefaultRowGroupRows is the row-group size used when WriteOptions leaves it 0.
@@ -194,7 +198,7 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	idxErr := make(chan error, 1)
 	if idxData != nil {
 		go func() {
-			k, err := writeFragmentIndex(ctx, st, key, idxData)
+			k, err := writeFragmentIndex(ctx, st, key, idxData, opts.InlineIndexBytes)
 			frag.Index, frag.IndexBytes = k, int64(len(idxData))
 			idxErr <- err
 		}()

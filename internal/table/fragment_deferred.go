@@ -61,7 +61,7 @@ func DeferFragment(ctx context.Context, st storage.Store, prefix string, schema 
 	key := prefix + "/data/" + ulid.Make().String() + ".parquet"
 	f = Fragment{Key: key, Rows: rec.NumRows(), Bytes: DeferredBytes, Stats: stats}
 	if idx != nil {
-		if f.Index, err = writeFragmentIndex(ctx, st, key, idx); err != nil {
+		if f.Index, err = writeFragmentIndex(ctx, st, key, idx, opts.InlineIndexBytes); err != nil {
 			return Fragment{}, false, err
 		}
 		f.IndexBytes = int64(len(idx))

@@ -92,6 +92,9 @@ func (r *Reader) fidxHeader(ctx context.Context, f Fragment) (*fidxHeader, error
 // whole (ColumnEqualsID's fragments that cannot hold a probed key).
 func (r *Reader) fidxHeaderAlone(ctx context.Context, f Fragment) (*fidxHeader, error) {
 	return r.fidxHeaderBy(ctx, f, func(ctx context.Context, key string, off, n, size int64) ([]byte, error) {
+		if IsInlineIndex(key) {
+			return inlineIndexRange(key, off, n, size)
+		}
 		b, err := r.st.GetRange(ctx, key, off, n)
 		if err != nil {
 			return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
@@ -109,12 +112,12 @@ func (r *Reader) fidxHeaderBy(ctx context.Context, f Fragment, read func(ctx con
 		if err != nil {
 			return nil, 0, err
 		}
-		h, err := decodeFidxHeader(f.Index, b, f.IndexBytes)
+		h, err := decodeFidxHeader(indexName(f.Index), b, f.IndexBytes)
 		if err != nil {
 			return nil, 0, err
 		}
 		if h.rows != f.Rows {
-			return nil, 0, corrupt(f.Index, 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
+			return nil, 0, corrupt(indexName(f.Index), 8, fmt.Sprintf("index covers %d rows, fragment %s has %d", h.rows, f.Key, f.Rows), nil)
 		}
 		return h, 256, nil
 	})
@@ -135,6 +138,9 @@ func (r *Reader) fidxHeaderBy(ctx context.Context, f Fragment, read func(ctx con
 // cold probe instead of four dependent ones (header, Bloom block,
 // directory, block). Every unit is still checked by its own CRC.
 func (r *Reader) getRange(ctx context.Context, key string, off, n, size int64) ([]byte, error) {
+	if IsInlineIndex(key) {
+		return inlineIndexRange(key, off, n, size)
+	}
 	rd, err := storage.OpenReadAtSize(ctx, r.st, key, size)
 	if err != nil {
 		return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
@@ -152,6 +158,19 @@ func (r *Reader) getRange(ctx context.Context, key string, off, n, size int64) (
 		return nil, fmt.Errorf("table: read fragment index %s: %w", key, err)
 	}
 	return nil, corrupt(key, off+int64(m), fmt.Sprintf("object shorter than the %d bytes recorded in the table state", size), nil)
+}
+
+// inlineIndexRange is the range [off, off+n) of an inline index of size
+// bytes: the reads of an index object, answered from its reference.
+func inlineIndexRange(ref string, off, n, size int64) ([]byte, error) {
+	b, err := inlineIndexBytes(ref, size)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 || n < 0 || off+n > size {
+		return nil, corrupt(inlineIndexName, off, fmt.Sprintf("range of %d bytes past the %d the table state records", n, size), nil)
+	}
+	return b[off : off+n], nil
 }
 
 func (r *Reader) mayHold(ctx context.Context, f Fragment, s *fidxSection, key string) (bool, error) {
@@ -182,7 +201,7 @@ func (r *Reader) fidxDir(ctx context.Context, f Fragment, s *fidxSection) (*fidx
 		if err != nil {
 			return nil, 0, err
 		}
-		d, err := decodeFidxDir(f.Index, s.dirOff, b, f.IndexBytes)
+		d, err := decodeFidxDir(indexName(f.Index), s.dirOff, b, f.IndexBytes)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -220,7 +239,7 @@ func blockCacheKey(f Fragment, off int64) string {
 // returns the block and its cache size.
 func checkBloomUnit(f Fragment, off int64, b []byte) (any, int64, error) {
 	if crc32Castagnoli(b[:fidxBloomBlock]) != leUint32(b[fidxBloomBlock:]) {
-		return nil, 0, corrupt(f.Index, off, "fragment index Bloom block checksum mismatch", nil)
+		return nil, 0, corrupt(indexName(f.Index), off, "fragment index Bloom block checksum mismatch", nil)
 	}
 	return b[:fidxBloomBlock:fidxBloomBlock], 160, nil
 }
@@ -228,12 +247,12 @@ func checkBloomUnit(f Fragment, off int64, b []byte) (any, int64, error) {
 // decodeBlockUnit decodes block i of section s (bytes b) and returns its
 // entries and cache size.
 func decodeBlockUnit(f Fragment, s *fidxSection, d *fidxDir, i int, b []byte) (any, int64, error) {
-	ents, err := decodeFidxBlock(f.Index, d.off[i], b, s, f.Rows)
+	ents, err := decodeFidxBlock(indexName(f.Index), d.off[i], b, s, f.Rows)
 	if err != nil {
 		return nil, 0, err
 	}
 	if len(ents) > 0 && ents[0].key != d.first[i] {
-		return nil, 0, corrupt(f.Index, d.off[i], "fragment index block disagrees with its directory", nil)
+		return nil, 0, corrupt(indexName(f.Index), d.off[i], "fragment index block disagrees with its directory", nil)
 	}
 	return ents, d.len[i]*3 + int64(len(ents))*48 + 128, nil
 }
@@ -288,7 +307,7 @@ func (r *Reader) prefetchSection(ctx context.Context, f Fragment, sec Section, k
 	lo, hi := d.off[0], d.off[nb-1]+d.len[nb-1]
 	for i := range nb {
 		if d.off[i] < lo || d.off[i]+d.len[i] > hi {
-			return corrupt(f.Index, d.off[i], "fragment index blocks out of order", nil)
+			return corrupt(indexName(f.Index), d.off[i], "fragment index blocks out of order", nil)
 		}
 	}
 	b, err := r.getRange(ctx, f.Index, lo, hi-lo, f.IndexBytes)
@@ -575,7 +594,7 @@ func (r *Reader) Adjacent(ctx context.Context, s *State, end Section, nodes []st
 				return nil, err
 			}
 			if !ok {
-				return nil, corrupt(f.Index, -1, "edge fragment index has no adjacency section", nil)
+				return nil, corrupt(indexName(f.Index), -1, "edge fragment index has no adjacency section", nil)
 			}
 			for _, e := range ents {
 				es = append(es, Edge{Fragment: f.Key, Offset: e.Offset, Near: n, Far: e.Far})

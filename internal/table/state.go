@@ -26,8 +26,11 @@ import (
 // (Fragment.Fields, written by schema evolution); a state without any is
 // written as before. Version 4 adds inline deletion vectors (a fragment's
 // DV reference starting with InlineDVPrefix); a state without any is
-// written as before, so builds that read 1–3 read it.
-const StateFormatVersion = 4
+// written as before, so builds that read 1–3 read it. Version 5 adds
+// inline fragment indexes (a fragment's index reference starting with
+// InlineIndexPrefix); a state without any is written as before, so builds
+// that read 1–4 read it.
+const StateFormatVersion = 5
 
 // Failpoint names of the state writer.
 const (
@@ -245,7 +248,10 @@ func (s *State) Encode() ([]byte, error) {
 			w.Format = max(w.Format, 3)
 		}
 		if IsInlineDV(f.DV) {
-			w.Format = 4
+			w.Format = max(w.Format, 4)
+		}
+		if IsInlineIndex(f.Index) {
+			w.Format = 5
 		}
 		for j, cs := range f.Stats {
 			min, err := encodeBound(cs.Min)
@@ -329,6 +335,23 @@ func DecodeState(key string, data []byte) (*State, error) {
 				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s inline deletion vector", fj.Key), err)
 			}
 		}
+		if IsInlineIndex(fj.Index) {
+			if *probe.Format < 5 {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has an inline index in a format %d state", fj.Key, *probe.Format), nil)
+			}
+			// Checked with the state, like an inline vector: the bytes,
+			// their size and the header's row count.
+			b, err := inlineIndexBytes(fj.Index, fj.IndexBytes)
+			if err == nil {
+				var h *fidxHeader
+				if h, err = decodeFidxHeader(inlineIndexName, b, fj.IndexBytes); err == nil && h.rows != fj.Rows {
+					err = fmt.Errorf("covers %d rows, the fragment has %d", h.rows, fj.Rows)
+				}
+			}
+			if err != nil {
+				return nil, corrupt(key, -1, fmt.Sprintf("fragment %s inline index", fj.Key), err)
+			}
+		}
 		if len(fj.Stats) != len(w.Columns) {
 			return nil, corrupt(key, -1, fmt.Sprintf("fragment %s has statistics for %d columns, schema has %d", fj.Key, len(fj.Stats), len(w.Columns)), nil)
 		}
@@ -364,6 +387,9 @@ func DecodeState(key string, data []byte) (*State, error) {
 	}
 	if w.Format == 4 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return IsInlineDV(f.DV) }) {
 		return nil, corrupt(key, -1, "format 4 state without any inline deletion vector (writers use format 1–3)", nil)
+	}
+	if w.Format == 5 && !slices.ContainsFunc(s.fragments, func(f Fragment) bool { return IsInlineIndex(f.Index) }) {
+		return nil, corrupt(key, -1, "format 5 state without any inline fragment index (writers use format 1–4)", nil)
 	}
 	if w.Rows != s.Rows() {
 		return nil, corrupt(key, -1, fmt.Sprintf("rows field %d disagrees with fragments (%d live)", w.Rows, s.Rows()), nil)
