@@ -27,8 +27,8 @@ import (
 
 // flipGraph builds a small graph holding every metadata object kind: the
 // stamp, two refs, commits (genesis, loads, a mutation, a maintenance
-// commit), the schema source, table states, a deletion vector and a key
-// index.
+// commit), the schema source, table states, a deletion vector and
+// fragment indexes, each kind both as an object and inline.
 func flipGraph(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -38,6 +38,7 @@ func flipGraph(t *testing.T) string {
 	// them inline.
 	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
 	t.Setenv(omnigraph.EnvInlineStateBytes, "0")
+	t.Setenv(omnigraph.EnvInlineIndexBytes, "0")
 	src, err := os.ReadFile("examples/social/schema.pg")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func flipGraph(t *testing.T) string {
 	}
 	t.Setenv(omnigraph.EnvInlineDVBytes, "256")
 	t.Setenv(omnigraph.EnvInlineStateBytes, "2048")
+	t.Setenv(omnigraph.EnvInlineIndexBytes, "1024")
 	h, err := omnigraph.Open(ctx, dir, omnigraph.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +185,7 @@ var fidxOwners = map[string]table.Fragment{}
 func TestByteFlipEveryMetadataObject(t *testing.T) {
 	ctx := context.Background()
 	dir := flipGraph(t)
-	inlineDVStates, inlineStates := 0, 0
+	inlineDVStates, inlineStates, inlineIndexes := 0, 0, 0
 	commits, _ := filepath.Glob(filepath.Join(dir, "commits", "*.json"))
 	for _, p := range commits {
 		b, _ := os.ReadFile(p)
@@ -205,6 +207,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 				if table.IsInlineDV(f.DV) {
 					inlineDVStates++
 				}
+				if table.IsInlineIndex(f.Index) {
+					inlineIndexes++
+				}
 			}
 		}
 	}
@@ -219,6 +224,9 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 				}
 				if table.IsInlineDV(f.DV) {
 					inlineDVStates++
+				}
+				if table.IsInlineIndex(f.Index) {
+					inlineIndexes++
 				}
 			}
 		}
@@ -311,13 +319,16 @@ func TestByteFlipEveryMetadataObject(t *testing.T) {
 	if got, err := observe(ctx, dir); err != nil || got != base {
 		t.Fatalf("graph not restored: %v", err)
 	}
-	for _, k := range []string{"stamp", "ref", "commit", "schema", "state", "dv", "index"} {
+	// No key index ("index"): this build writes one only over fragments
+	// without their own index (graphs from before fragment indexes);
+	// internal/index flips every byte of one (TestKeyIndexCorrupt).
+	for _, k := range []string{"stamp", "ref", "commit", "schema", "state", "dv", "fragment index"} {
 		if kinds[k] == 0 {
 			t.Errorf("the graph holds no %s object: the test does not cover that kind", k)
 		}
 	}
-	if inlineDVStates == 0 || inlineStates == 0 {
-		t.Errorf("%d inline deletion vectors, %d inline table states: the test does not cover them", inlineDVStates, inlineStates)
+	if inlineDVStates == 0 || inlineStates == 0 || inlineIndexes == 0 {
+		t.Errorf("%d inline deletion vectors, %d inline table states, %d inline fragment indexes: the test does not cover them", inlineDVStates, inlineStates, inlineIndexes)
 	}
 	t.Logf("objects %v; %d single-character changes: %d rejected as corrupt, %d read back identical to the original, %d full reads",
 		kinds, total, rejected, invisible, fullReads)

@@ -222,13 +222,13 @@ const (
 	// EnvInlineStateBytes bounds the table states writes carry inside
 	// their commits (docs/format/commit.md, "Inline table states"); 0
 	// writes every state as an object of its own, so that builds which
-	// read commit format 1 only still read the graph. Unset: 2048 bytes.
+	// read commit format 1 only still read the graph. Unset: 12 KiB.
 	EnvInlineStateBytes = "OMNIGRAPH_INLINE_STATE_BYTES"
 	// EnvInlineIndexBytes bounds the fragment indexes writes carry inside
 	// their table states (docs/format/table.md, "Inline fragment
 	// indexes"); 0 writes every index as an object of its own, so that
 	// builds which read table-state formats 1–4 only still read the graph.
-	// Unset: 512 bytes.
+	// Unset: 1024 bytes.
 	EnvInlineIndexBytes = "OMNIGRAPH_INLINE_INDEX_BYTES"
 	// EnvChainObjects set to 0 writes every commit of a group commit's
 	// chain as an object of its own, as builds before chain objects did

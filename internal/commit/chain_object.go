@@ -24,8 +24,19 @@ import (
 
 // maxChainObjectBytes bounds one chain object: a reader of one commit
 // reads all of it, so a long chain of large commits (inline states) is
-// split into several objects.
-const maxChainObjectBytes = 64 << 10
+// split into several objects. 256 KiB holds a full 16-write batch whose
+// commits carry ~12 KiB of inline states each (table states up to 12 KiB
+// ride inline since December 2026; at 64 KiB such a batch made four
+// files); reading it whole is ~0.1 ms of local I/O, and chain objects
+// exist only on a local directory.
+const maxChainObjectBytes = 256 << 10
+
+// SharesCommits reports whether WriteCommitsShared writes a chain of
+// commits as one object on this repository's store.
+func (r *Repo) SharesCommits() bool {
+	_, ok := storage.SharedPutterOf(r.store)
+	return ok
+}
 
 // WriteCommitsShared is WriteCommits writing the chain's commits as chain
 // objects where the store shares one object among names

@@ -157,7 +157,7 @@ func TestWriteCommitsShared(t *testing.T) {
 		backend  string
 		n        int
 		bigState bool
-	}{{"local", 5, false}, {"mem", 5, false}, {"local", 40, true}} {
+	}{{"local", 5, false}, {"mem", 5, false}, {"local", 160, true}} {
 		t.Run(fmt.Sprintf("%s/%d", tc.backend, tc.n), func(t *testing.T) {
 			ctx := context.Background()
 			inner := backendStore(t, tc.backend)
@@ -195,7 +195,7 @@ func TestWriteCommitsShared(t *testing.T) {
 			case tc.backend == "local" && !tc.bigState && (objects != 1 || d[storage.OpPutShared].Requests != 1):
 				t.Fatalf("chain of %d: %v, want one shared put", tc.n, d)
 			case tc.bigState && (objects < 3 || objects > 4):
-				t.Fatalf("chain of %d ~4 KB commits: %d objects, want 3–4 of ≤ 64 KiB", tc.n, objects)
+				t.Fatalf("chain of %d ~4 KB commits: %d objects, want 3–4 of ≤ %d KiB", tc.n, objects, maxChainObjectBytes>>10)
 			}
 			if tc.backend == "local" {
 				root := inner.(*storage.Local).Root()

@@ -99,7 +99,9 @@ func TestSpillInline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := inlineState(t, "node:Company", 80) // ~6 KiB as a key
+	// ~6 KiB as a key per 8 KiB of the bound.
+	scale := MaxInlineTableBytes / (8 << 10)
+	big := inlineState(t, "node:Company", 80*scale)
 	small := inlineState(t, "node:Person", 1)
 	if len(big) < MaxInlineTableBytes/2 || len(big) > MaxInlineTableBytes {
 		t.Fatalf("test state of %d bytes does not straddle the bound", len(big))
@@ -112,7 +114,7 @@ func TestSpillInline(t *testing.T) {
 		t.Fatal("a state under the bound was spilled")
 	}
 	// A second large own state pushes the inherited one out.
-	big2 := inlineState(t, "node:Person", 70)
+	big2 := inlineState(t, "node:Person", 70*scale)
 	c2, err := r.NextCommit(ctx, c1, PublishRequest{Branch: MainBranch, Tables: map[string]string{"node:Person": big2}, Kind: KindMutate})
 	if err != nil {
 		t.Fatal(err)

@@ -384,8 +384,10 @@ func (r *Repo) build(ctx context.Context, base *Commit, req PublishRequest) (*Co
 // MaxInlineTableBytes bounds the inline table states one commit carries
 // (the sum of their keys' lengths): a commit copies its parent's entries,
 // so without a bound every table that was ever small would ride in every
-// later commit.
-const MaxInlineTableBytes = 8 << 10
+// later commit. Room for two states of table.DefaultInlineStateBytes
+// (base64 makes each a third larger; a spill is an object write on the
+// commit's critical path).
+const MaxInlineTableBytes = 32 << 10
 
 // spillInline keeps tables' inline states within MaxInlineTableBytes by
 // writing the largest of them as state objects (table.MaterializeState):

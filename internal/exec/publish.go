@@ -635,33 +635,61 @@ func (g *Graph) commitBatch(ctx context.Context, branch string, live []*queuedWr
 				}
 			}
 		}
-		// The writes' commit objects go out now, with the writes' own
-		// objects, rather than after the inline compaction below has
-		// flushed its sub-batch: a compacting write then costs the round
-		// trips of any other (TestCompactingInsertRoundTrips).
-		written := len(chain)
+		// Inline compaction rides in the same CAS, as the chain's last
+		// commit (a maintenance commit: it changes no content). Its failure
+		// is a warning on every write of the batch, never a failure. Where
+		// the store keeps a chain's commits in one object (a local
+		// directory), it is computed before any commit object is written,
+		// its objects sent as it makes them, and its commit joins the
+		// writes' chain object: one file for all of them. Elsewhere the
+		// writes' commits go out first, with the writes' objects, and its
+		// commit with its own objects, so that a failure of any of its
+		// objects is its alone. Either way it costs no round trip of its
+		// own (TestCompactingInsertRoundTrips).
+		shareCommits := g.chainObjects && g.repo.SharesCommits()
 		writeCommits := g.repo.WriteCommits
 		if g.chainObjects {
 			writeCommits = g.repo.WriteCommitsShared // one object for the chain where the store can
 		}
-		if err := writeCommits(bctx, chain); err != nil {
-			_ = storage.Flush(bctx)
-			settle()
-			fail(members, err, true)
-			return
+		if !shareCommits {
+			if err := writeCommits(bctx, chain); err != nil {
+				_ = storage.Flush(bctx)
+				settle()
+				fail(members, err, true)
+				return
+			}
 		}
-		// Inline compaction rides in the same CAS, as the chain's last
-		// commit (a maintenance commit: it changes no content). Its failure
-		// is a warning on every write of the batch, never a failure.
 		cl := storage.NewLedger()
-		c, warn := g.chainCompaction(storage.WithLedger(bctx, cl), branch, head, tip, touched)
+		c, flushCompaction, warn := g.chainCompaction(storage.WithLedger(bctx, cl), branch, head, tip, touched, !shareCommits)
 		if c != nil {
 			cl.Add(commit.CommitKey(c.ID))
 			chain = append(chain, c)
-			written++ // with its objects
-		} else {
+		}
+		if shareCommits {
+			if err := writeCommits(bctx, chain); err != nil {
+				if c != nil {
+					_ = flushCompaction() // its puts are over before its ledger is discarded
+					compactLedger = cl
+				}
+				_ = storage.Flush(bctx)
+				settle()
+				fail(members, err, true)
+				return
+			}
+		}
+		if c != nil && flushCompaction != nil {
+			if err := flushCompaction(); err != nil {
+				// Its objects failed: the chain is published without it. Its
+				// commit, written beside the writes' (a line of their chain
+				// object on a local directory), is named by no ref; the
+				// ledger deletes its name with its objects.
+				chain, c, warn = chain[:len(chain)-1], nil, autoCompactWarning(err)
+			}
+		}
+		if c == nil {
 			compactLedger = cl
 		}
+		written := len(chain)
 		for _, w := range members {
 			w.warnings = nil
 			if warn != "" {
@@ -802,21 +830,26 @@ func (g *Graph) headMoved(ctx context.Context, branch string, head commit.Head, 
 // one maintenance commit on top of it, published with the batch. Its
 // failures never fail the writes: it returns no commit and a warning for
 // the writes' results, and the objects it wrote (recorded in ctx's ledger)
-// are named by nothing. A commit it returns is already written (with its
-// objects, in one flush).
-func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string) (*commit.Commit, string) {
+// are named by nothing. With withCommit it writes the commit it returns
+// with its objects and flushes both (flush is nil); without, the commit is
+// not written: the caller writes it with the writes' commits (one chain
+// object on a local directory) and then calls flush, which waits for the
+// compaction's own objects — an error there means the commit must be left
+// out of the chain.
+func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.Head, tip *commit.Commit, touched map[string]string, withCommit bool) (c *commit.Commit, flush func() error, warning string) {
 	if !g.maint.auto || len(touched) == 0 {
-		return nil, ""
+		return nil, nil, ""
 	}
-	// Its objects go out in a batch of their own, flushed before its
-	// commit is chained, so that their failure is the compaction's alone
-	// (the chain's objects are flushed by PublishChain). Its commit
-	// object is written with the chain's: a failure there fails the batch.
+	// Its objects go out in a batch of their own, flushed by the caller
+	// before its commit is published, so that their failure is the
+	// compaction's alone (the chain's objects are flushed by
+	// PublishChain). Its commit object is written with the chain's: a
+	// failure there fails the batch.
 	ctx = storage.WithSubBatch(ctx)
-	warn := func(err error) (*commit.Commit, string) {
+	warn := func(err error) (*commit.Commit, func() error, string) {
 		_ = storage.Flush(ctx) // its puts are over before the ledger is discarded
 		g.autoErr(err)
-		return nil, autoCompactWarning(err)
+		return nil, nil, autoCompactWarning(err)
 	}
 	snap, err := g.snapshotOf(ctx, tip, branch)
 	if err != nil {
@@ -842,23 +875,33 @@ func (g *Graph) chainCompaction(ctx context.Context, branch string, head commit.
 		}
 	}
 	if len(tables) == 0 {
-		return nil, ""
+		return nil, nil, ""
 	}
-	c, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
+	next, err := g.repo.NextCommit(ctx, tip, commit.PublishRequest{Branch: branch, Base: head, Tables: tables,
 		Actor: MaintenanceActor, Message: "auto-compact: " + strings.Join(summary, ", "), Kind: commit.KindMaintenance})
 	if err != nil {
 		return warn(err)
 	}
-	// Its commit object travels with its objects (one round trip): until
-	// the CAS names it, it is an object like the others, and the ledger in
-	// ctx deletes it with them if the compaction is dropped.
-	if err := g.repo.WriteCommits(ctx, []*commit.Commit{c}); err != nil {
-		return warn(err)
+	if withCommit {
+		// Its commit object travels with its objects (one round trip):
+		// until the CAS names it, it is an object like the others, and the
+		// ledger in ctx deletes it with them if the compaction is dropped.
+		if err := g.repo.WriteCommits(ctx, []*commit.Commit{next}); err != nil {
+			return warn(err)
+		}
+		if err := storage.Flush(ctx); err != nil {
+			return warn(err)
+		}
+		return next, nil, ""
 	}
-	if err := storage.Flush(ctx); err != nil {
-		return warn(err)
+	flush = func() error {
+		if err := storage.Flush(ctx); err != nil {
+			g.autoErr(err)
+			return err
+		}
+		return nil
 	}
-	return c, ""
+	return next, flush, ""
 }
 
 // autoCompactWarning is the warning a write's result carries when its

@@ -828,9 +828,10 @@ func writeFragmentIndex(ctx context.Context, st storage.Store, fragKey string, d
 const InlineIndexPrefix = "inline:"
 
 // DefaultInlineIndexBytes is the largest encoded index the engine carries
-// inline (WriteOptions.InlineIndexBytes): the index of a fragment of a
-// dozen or so rows. Larger ones are objects.
-const DefaultInlineIndexBytes = 512
+// inline (WriteOptions.InlineIndexBytes): the index of a node fragment of
+// a few dozen rows, of an edge fragment (which indexes its endpoints too)
+// of about a dozen. Larger ones are objects.
+const DefaultInlineIndexBytes = 1 << 10
 
 // IsInlineIndex reports whether a fragment's index reference is an inline
 // index rather than an object key. Code that treats references as objects

@@ -74,6 +74,10 @@ type WriteOptions struct {
 	InlineIndexBytes int
 }
 
+// tinyFragmentRows: a fragment of at most this many rows is written
+// without dictionaries (WriteFragment).
+const tinyFragmentRows = 16
+
 // DefaultRowGroupRows is the row-group size used when WriteOptions leaves it 0.
 // 64Ki rows keeps a point lookup's read to one modest chunk per column while
 // keeping per-row-group footer overhead negligible.
@@ -135,6 +139,15 @@ func WriteFragment(ctx context.Context, st storage.Store, prefix string, schema 
 		// wide strings ran to tens of KiB (a 12-word bio: ~90 KiB raw).
 		parquet.WithBatchSize(PageBatchRows),
 		parquet.WithPageIndexEnabled(true),
+	}
+	if rec.NumRows() <= tinyFragmentRows {
+		// A fragment of a few rows (a single-row write's): a dictionary
+		// saves nothing on it, and its page (encoded and compressed on
+		// its own) was a fifth of the Parquet encoding of such a write.
+		// Compression stays: zstd's frame checksum is what turns a
+		// flipped bit in a page into a typed error rather than values
+		// that decode into a malformed array (TestFragmentBitFlipsNeverPanic).
+		wprops = append(wprops, parquet.WithDictionaryDefault(false))
 	}
 	edge := isEdgeSchema(schema)
 	oneGroup := rec.NumRows() <= int64(opts.RowGroupRows)

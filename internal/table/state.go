@@ -468,8 +468,11 @@ func (s *State) namesAny(l *storage.Ledger) bool {
 const InlineStateMark = "inline:"
 
 // DefaultInlineStateBytes is the largest encoded state the engine carries
-// inline in its commit (WriteStateInline): a table of a few fragments.
-const DefaultInlineStateBytes = 2048
+// inline in its commit (WriteStateInline): a table of a dozen or so large
+// fragments and the handful of small ones automatic compaction leaves
+// (each fragment 0.3-1 KB with its statistics and inline index), so that
+// a single-row write to it creates no state object.
+const DefaultInlineStateBytes = 12 << 10
 
 // IsInlineState reports whether a state key carries its state.
 func IsInlineState(key string) bool { return strings.HasPrefix(path.Base(key), InlineStateMark) }
