@@ -126,7 +126,7 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 		return nil, nil, true
 	}
 	// Sorted index: the property whose filters leave the fewest rows.
-	var ivs []propInterval
+	ivs := make([]propInterval, 0, 4) // on the stack for up to 4 properties
 	done := map[string]bool{}
 	for _, cp := range cps {
 		if cp.id || done[cp.prop] {
@@ -147,7 +147,7 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 			}
 		}
 		if usable {
-			ivs = append(ivs, propInterval{cp.prop, si.Perm[lo:hi], eq})
+			ivs = append(ivs, propInterval{cp.prop, lo, si.Perm[lo:hi], eq})
 		}
 	}
 	if len(ivs) == 0 {
@@ -171,9 +171,24 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 	// Equality intervals are ordered by row (ties break by row): another
 	// property's equality interval not much longer intersects in one
 	// merge, cheaper than evaluating its filter on every candidate.
+	// Two non-empty equality intervals are one interval of their pair
+	// index once it is built (snapshot.PairIndex): the same rows, in row
+	// order, without the merge.
 	if best.eq {
+		paired := len(cands) == 0
 		for _, iv := range ivs[1:] {
-			if !iv.eq || len(iv.rows) > maxIntersectRatio*len(cands) {
+			if !iv.eq {
+				continue
+			}
+			if !paired {
+				paired = true
+				if rows, ok := pairRows(tbl, best, iv); ok {
+					cands = rows
+					decide(iv.prop)
+					continue
+				}
+			}
+			if len(iv.rows) > maxIntersectRatio*len(cands) {
 				continue
 			}
 			cands = index.Intersect(cands, iv.rows)
@@ -190,8 +205,26 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 // keep; eq marks an equality's interval (ordered by row).
 type propInterval struct {
 	prop string
+	lo   int // the interval's first position in the sorted index
 	rows []int32
 	eq   bool
+}
+
+// pairRows returns the rows of two non-empty equality intervals of
+// different properties from their pair index; ok is false while the
+// image has none.
+func pairRows(tbl *snapshot.NodeTable, x, y propInterval) (rows []int32, ok bool) {
+	if len(x.rows) == 0 || len(y.rows) == 0 {
+		return nil, false
+	}
+	if y.prop < x.prop {
+		x, y = y, x
+	}
+	pi := tbl.PairIndex(x.prop, y.prop)
+	if pi == nil {
+		return nil, false
+	}
+	return pi.Rows(x.lo, y.lo), true
 }
 
 // maxIntersectRatio bounds how much longer than the candidates an

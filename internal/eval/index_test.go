@@ -72,9 +72,9 @@ func perfGraph(t testing.TB, seed uint64, nodes, edges int) *runGraph {
 }
 
 // perfCompare runs each query with and without the indexes (Options.
-// NoIndexes), the indexed run repeatedly (indexes are built after
-// snapshot.IndexAfterScans scans), and requires identical results, row
-// order included.
+// NoIndexes), the indexed run repeatedly (sorted indexes are built after
+// snapshot.IndexAfterScans scans, pair indexes after as many requests
+// more), and requires identical results, row order included.
 func perfCompare(t *testing.T, g *runGraph, src string, params []map[string]any) {
 	t.Helper()
 	plan, err := query.CompileQuery(g.cat, "q.gq", src, "q")
@@ -84,7 +84,7 @@ func perfCompare(t *testing.T, g *runGraph, src string, params []map[string]any)
 	ctx := context.Background()
 	for _, ps := range params {
 		want, werr := Run(ctx, g.ms, plan, ps, Options{NoIndexes: true})
-		for round := range snapshot.IndexAfterScans + 2 {
+		for round := range indexRounds {
 			got, gerr := Run(ctx, g.ms, plan, ps, Options{})
 			if (werr == nil) != (gerr == nil) {
 				t.Fatalf("%s %v: error %v, reference %v", src, ps, gerr, werr)
@@ -98,6 +98,10 @@ func perfCompare(t *testing.T, g *runGraph, src string, params []map[string]any)
 		}
 	}
 }
+
+// indexRounds is how many times the index tests run a query: enough for
+// its sorted indexes and then its pair index to be built and used.
+const indexRounds = 2*snapshot.IndexAfterScans + 2
 
 // fmtRows renders rows for comparison (NaN != NaN under DeepEqual).
 func fmtRows(rows [][]any) []string {
@@ -141,9 +145,16 @@ func TestScanIndexMatchesFullScan(t *testing.T) {
 			{"range float bound", `query q() { match { $p: Person  $p.age > 2.5  $p.age <= 4 } return { $p.name } }`, ints(nil)},
 			{"two props", `query q($v: String) { match { $p: Person  $p.city = $v  $p.age <= 3 } return { $p.name, $p.age } }`,
 				ints("c1", "c2")},
-			// Two equalities: their row-ordered intervals intersect.
+			// Two equalities: their row-ordered intervals intersect, then
+			// (from the pair's third request) are one pair index interval.
 			{"two equalities", `query q($v: String) { match { $p: Person  $p.city = $v  $p.age = 3 } return { $p.name, $p.age } }`,
 				ints("c1", "c2", "zz")},
+			{"two equalities by age", `query q($v: I32) { match { $p: Person  $p.age = $v  $p.city = "c3" } return { $p.name } }`,
+				ints(0, 3, 29, 30, 2.0)},
+			{"two equalities of floats", `query q($v: F64) { match { $p: Person  $p.score = $v  $p.born = date("2019-04-20") } return { $p.name, $p.score } }`,
+				ints(0.0, math.Copysign(0, -1), math.NaN(), 1.5, 19.0)},
+			{"three equalities", `query q($v: I32) { match { $p: Person  $p.age = $v  $p.city = "c2"  $p.score = 1.5 } return { $p.name } }`,
+				ints(1, 4, 7)},
 			{"two equalities and a range", `query q($v: I32) { match { $p: Person  $p.city = "c1"  $p.age = $v  $p.age >= 2  $p.score < 9.5 } return { $p.name } }`,
 				ints(1, 2, 3, 7)},
 			{"float", `query q($v: F64) { match { $p: Person  $p.score >= $v } return { $p.name } }`,
@@ -212,7 +223,7 @@ func TestCountOnlyMatchesRows(t *testing.T) {
 			count := g.plan(t, `query q() { match { $p: Person `+filters+` } return { count($p) as n, count($p) as m } }`)
 			rows := g.plan(t, `query q() { match { $p: Person `+filters+` } return { $p.name } }`)
 			for _, opts := range []Options{{}, {NoIndexes: true}} {
-				for round := range snapshot.IndexAfterScans + 2 {
+				for round := range indexRounds {
 					want, err := Run(ctx, g.ms, rows, nil, opts)
 					if err != nil {
 						t.Fatal(err)

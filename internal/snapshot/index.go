@@ -48,6 +48,11 @@ type tableIndexes struct {
 	// typedUses the requests of each before it is built.
 	typed     map[string]*typedColumn
 	typedUses map[string]int
+
+	// pairs holds the pair indexes (pair_index.go) and pairUses the
+	// requests of each before it is built.
+	pairs    map[pairKey]*PairIndex
+	pairUses map[pairKey]int
 }
 
 // SortedIndex orders the non-null live rows of one property by value (Compare),
