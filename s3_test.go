@@ -333,9 +333,10 @@ func TestRequestCountsS3MatchLocal(t *testing.T) {
 	if c := results["s3+cache/depth=10"]; c != nil {
 		for _, want := range []struct{ op, cost string }{
 			{"warm query", "get=1"},
-			// The head GET, one batch of three puts (fragment, index,
-			// commit: the state rides in the commit), the CAS.
-			{"insert 1 row", "get=1 put=3 put_if_match=1"},
+			// The head GET, one batch of two puts (fragment and commit:
+			// the index rides in the state, the state in the commit), the
+			// CAS.
+			{"insert 1 row", "get=1 put=2 put_if_match=1"},
 			{"branch create", "get=1 put_if_absent=1 list=1"},
 		} {
 			if got := c[want.op]; got != want.cost {

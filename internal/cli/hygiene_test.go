@@ -303,13 +303,17 @@ func TestDailyCLIFindings(t *testing.T) {
 // and what it did to each; a second run says there was nothing to do.
 func TestOptimizeText(t *testing.T) {
 	dir := newSocialGraph(t)
-	for i := 0; i < 3; i++ {
+	// Two single-row writes: small fragments, not yet enough for automatic
+	// compaction (a third would trigger it, leaving nothing to do).
+	for i := 0; i < 2; i++ {
 		runBinIn(t, "", "mutate", "-e", fmt.Sprintf(`query m() { insert Person { name: "n%d" } }`, i), "--store", dir, "--quiet")
 	}
 	r := runBinIn(t, "", "optimize", dir, "--quiet")
-	if r.code != 0 || strings.Contains(r.stdout, "compacted into 0") || !strings.Contains(r.stdout, "fragments indexed") ||
+	// No "fragments indexed": every fragment carries its own index, so
+	// optimize builds no key index (docs/maintenance.md).
+	if r.code != 0 || strings.Contains(r.stdout, "compacted into 0") || strings.Contains(r.stdout, "fragments indexed") ||
 		!strings.Contains(r.stdout, " of 4 tables, commit ") {
-		t.Fatalf("first optimize: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("first optimize: exit %d\n%q%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBinIn(t, "", "optimize", dir, "--quiet"); r.code != 0 || r.stdout != "already optimized: nothing to do\n" {
 		t.Fatalf("second optimize: exit %d %q", r.code, r.stdout)

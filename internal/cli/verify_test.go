@@ -82,12 +82,13 @@ func integrityGraph(t *testing.T) string {
 	return dir
 }
 
-// separateObjects makes the binaries this test runs write every table state
-// and deletion vector as an object of its own (no inlining), for tests that
+// separateObjects makes the binaries this test runs write every table state,
+// deletion vector and fragment index as an object of its own (no inlining), for tests that
 // damage or delete those objects one at a time.
 func separateObjects(t *testing.T) {
 	t.Setenv(omnigraph.EnvInlineStateBytes, "0")
 	t.Setenv(omnigraph.EnvInlineDVBytes, "0")
+	t.Setenv(omnigraph.EnvInlineIndexBytes, "0")
 }
 
 func headCommitFile(t *testing.T, dir, branch string) string {
@@ -210,7 +211,9 @@ func TestVerifyNamesDamage(t *testing.T) {
 			return key
 		}, false, true},
 		{"index flipped", func(t *testing.T, dir string) string {
-			key := objectsUnder(t, dir, "tables/node-Person/index", ".idx")[0]
+			// A fragment's own index (compaction writes no key index over
+			// fragments that carry one).
+			key := objectsUnder(t, dir, "tables/node-Person/index", ".fidx")[0]
 			flipByte(t, dir, key, 10)
 			return key
 		}, false, false},
