@@ -230,7 +230,7 @@ func (s *Snapshot) DenseNodes(ctx context.Context, typ string, mem *limits.Budge
 // denseKey names a cached dense view of table tk (one kind per name): its
 // rows follow the table state, so the state key identifies it.
 func (s *Snapshot) denseKey(kind, tk string, more ...string) string {
-	k := "exec/dense/" + kind + "/" + s.c.Schema + "/" + s.StateKey(tk)
+	k := "exec/dense/" + kind + "/" + s.c.Schema + "/" + s.stateName(tk)
 	for _, m := range more {
 		k += "/" + m
 	}
@@ -434,7 +434,7 @@ func (s *Snapshot) DenseAdjacency(ctx context.Context, edge string, from, to *De
 		return nil, nil, err
 	}
 	// Rows of the CSRs are rows of from and to: keyed by their states too.
-	ends := []string{s.StateKey(NodeKey(et.From)), s.StateKey(NodeKey(et.To))}
+	ends := []string{s.stateName(NodeKey(et.From)), s.stateName(NodeKey(et.To))}
 	outKey := s.denseKey("out", EdgeKey(et.Name), append(ends, "out")...)
 	inKey := s.denseKey("in", EdgeKey(et.Name), append(ends, "in")...)
 	if wantOut {

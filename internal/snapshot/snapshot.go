@@ -35,6 +35,9 @@ type Loader struct {
 	denseReads atomic.Int64
 	// chunkReads counts the reads RootChunks answered.
 	chunkReads atomic.Int64
+	// names memoizes the cache names of commits' inline states
+	// (state_names.go).
+	names stateNames
 }
 
 // NewLoader returns a loader reading st through c.
@@ -71,7 +74,12 @@ type Snapshot struct {
 
 // State reads (cached by its immutable key) the table state stored at key.
 func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
-	v, err := l.cache.GetOrLoad(ctx, "exec/state/"+key, func(ctx context.Context) (any, int64, error) {
+	return l.stateNamed(ctx, StateName(key), key)
+}
+
+// stateNamed is State with key's StateName given.
+func (l *Loader) stateNamed(ctx context.Context, name, key string) (*table.State, error) {
+	v, err := l.cache.GetOrLoad(ctx, "exec/state/"+name, func(ctx context.Context) (any, int64, error) {
 		st, err := table.ReadState(ctx, l.st, key)
 		if err != nil {
 			return nil, 0, err
@@ -88,7 +96,7 @@ func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
 // content address), so reading it back — the inline compaction check of
 // the same write, the next snapshot — costs no request.
 func (l *Loader) AddState(key string, st *table.State) {
-	l.cache.Add("exec/state/"+key, st, stateSize(st))
+	l.cache.Add("exec/state/"+StateName(key), st, stateSize(st))
 }
 
 func stateSize(st *table.State) int64 { return int64(512 + 256*st.NumFragments()) }
@@ -117,7 +125,7 @@ func (s *Snapshot) State(ctx context.Context, tk string) (*table.State, error) {
 		}
 		return table.NewState(ts)
 	}
-	st, err := s.l.State(ctx, key)
+	st, err := s.stateOf(ctx, tk, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		// A missing state is damage unless cleanup reclaimed the commit;
 		// exec's time-travel check tells the two apart (commit.Repo.Reclaimed).
@@ -175,7 +183,7 @@ func cachedImage[T any](ctx context.Context, s *Snapshot, tk string, props []*sc
 // because the image carries catalog pointers (the same state may be read
 // under two schemas that differ only in constraints).
 func (s *Snapshot) ImageKey(tk string) string {
-	key := s.StateKey(tk)
+	key := s.stateName(tk)
 	if key == "" {
 		key = "empty:" + tk
 	}

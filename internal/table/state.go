@@ -474,8 +474,17 @@ const InlineStateMark = "inline:"
 // a single-row write to it creates no state object.
 const DefaultInlineStateBytes = 12 << 10
 
-// IsInlineState reports whether a state key carries its state.
-func IsInlineState(key string) bool { return strings.HasPrefix(path.Base(key), InlineStateMark) }
+// IsInlineState reports whether a state key carries its state. It looks
+// at the segment after "/state/" rather than at path.Base: an inline key
+// is up to 16 KiB of base64, and path.Base scans it byte by byte from the
+// end for a slash it does not hold — a fifth of a warm 2-hop query's time,
+// which asks for every table it touches.
+func IsInlineState(key string) bool {
+	if i := strings.Index(key, "/state/"); i >= 0 {
+		return strings.HasPrefix(key[i+len("/state/"):], InlineStateMark)
+	}
+	return strings.HasPrefix(path.Base(key), InlineStateMark)
+}
 
 // InlineStateKey is the key under prefix that carries the state bytes data.
 func InlineStateKey(prefix string, data []byte) string {
