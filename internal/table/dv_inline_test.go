@@ -17,11 +17,19 @@ import (
 // carried inline (a hand-built reference, so the bytes are reproducible).
 func goldenInlineState(t *testing.T) *State {
 	t.Helper()
+	return goldenStateWith(t, func(frags []Fragment) {
+		f := &frags[1]
+		f.DV = InlineDVPrefix + "01J00000000000000000000005:" + base64.RawURLEncoding.EncodeToString(
+			encodeDV(DeletionVector{Fragment: fragmentID(f.Key), Rows: f.Rows, Offsets: []int64{1}}))
+	})
+}
+
+// goldenStateWith is goldenState with its fragments changed by edit.
+func goldenStateWith(t *testing.T, edit func(frags []Fragment)) *State {
+	t.Helper()
 	s := goldenState(t)
 	frags := s.Fragments()
-	f := &frags[1]
-	f.DV = InlineDVPrefix + "01J00000000000000000000005:" + base64.RawURLEncoding.EncodeToString(
-		encodeDV(DeletionVector{Fragment: fragmentID(f.Key), Rows: f.Rows, Offsets: []int64{1}}))
+	edit(frags)
 	n, err := s.with(frags, s.indexes)
 	if err != nil {
 		t.Fatal(err)
@@ -29,16 +37,18 @@ func goldenInlineState(t *testing.T) *State {
 	return n
 }
 
-// TestInlineDVStateGolden pins the bytes of a format-4 state (an inline
-// deletion vector) and that decode→encode is the identity on them.
-func TestInlineDVStateGolden(t *testing.T) {
-	data, err := goldenInlineState(t).Encode()
+// checkGoldenState pins s's encoding in testdata/name, checks it is state
+// format format and that decode→encode is the identity on it, and returns
+// the decoded state.
+func checkGoldenState(t *testing.T, s *State, name string, format int) *State {
+	t.Helper()
+	data, err := s.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := checkGolden(t, "state_v4.json", data)
-	if !bytes.HasPrefix(want, []byte(`{"format":4,`)) {
-		t.Fatalf("a state with an inline vector is not format 4: %.20s", want)
+	want := checkGolden(t, name, data)
+	if prefix := fmt.Sprintf(`{"format":%d,`, format); !bytes.HasPrefix(want, []byte(prefix)) {
+		t.Fatalf("%s: not format %d: %.20s", name, format, want)
 	}
 	back, err := DecodeState("golden", want)
 	if err != nil {
@@ -48,6 +58,13 @@ func TestInlineDVStateGolden(t *testing.T) {
 	if err != nil || !bytes.Equal(again, want) {
 		t.Fatalf("decode→encode differs (%v):\n%s", err, again)
 	}
+	return back
+}
+
+// TestInlineDVStateGolden pins the bytes of a format-4 state (an inline
+// deletion vector) and that decode→encode is the identity on them.
+func TestInlineDVStateGolden(t *testing.T) {
+	back := checkGoldenState(t, goldenInlineState(t), "state_v4.json", 4)
 	// The vector reads without the store.
 	dv, err := LoadDeletionVector(context.Background(), nil, back.Fragments()[1])
 	if err != nil || !reflect.DeepEqual(dv.Offsets, []int64{1}) {

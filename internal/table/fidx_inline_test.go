@@ -30,36 +30,16 @@ func inlineIndexOf(t *testing.T, ids ...string) (string, int64) {
 // carried inline.
 func goldenInlineIndexState(t *testing.T) *State {
 	t.Helper()
-	s := goldenState(t)
-	frags := s.Fragments()
-	frags[0].Index, frags[0].IndexBytes = inlineIndexOf(t, "a<&>", "b", "c\u00e9")
-	n, err := s.with(frags, s.indexes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return goldenStateWith(t, func(frags []Fragment) {
+		frags[0].Index, frags[0].IndexBytes = inlineIndexOf(t, "a<&>", "b", "c\u00e9")
+	})
 }
 
 // TestInlineIndexStateGolden pins the bytes of a format-5 state (an inline
 // fragment index), that decode→encode is the identity on them, and that
 // the index verifies without a store.
 func TestInlineIndexStateGolden(t *testing.T) {
-	data, err := goldenInlineIndexState(t).Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := checkGolden(t, "state_v5.json", data)
-	if !bytes.HasPrefix(want, []byte(`{"format":5,`)) {
-		t.Fatalf("a state with an inline index is not format 5: %.20s", want)
-	}
-	back, err := DecodeState("golden", want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := back.Encode()
-	if err != nil || !bytes.Equal(again, want) {
-		t.Fatalf("decode→encode differs (%v):\n%s", err, again)
-	}
+	back := checkGoldenState(t, goldenInlineIndexState(t), "state_v5.json", 5)
 	if err := VerifyFragmentIndex(context.Background(), nil, back.Fragments()[0]); err != nil {
 		t.Fatal(err)
 	}
