@@ -36,13 +36,14 @@ func charge(mem *limits.Budget, n int64) {
 	}
 }
 
-// newBudget returns the budget of one run (nil when unlimited).
-func newBudget(o Options) *limits.Budget {
+// initBudget makes b the budget of one run and returns it (nil when
+// unlimited).
+func initBudget(b *limits.Budget, o Options) *limits.Budget {
 	n := o.MemoryBytes
 	if n == 0 {
 		n = DefaultMemoryBytes
 	}
-	return limits.NewBudget(ResourceMemory, n, "narrow the query, add a limit, or raise the query memory limit (--memory-limit)")
+	return b.Init(ResourceMemory, n, "narrow the query, add a limit, or raise the query memory limit (--memory-limit)")
 }
 
 // recoverBudget turns an overBudget bail-out into the query's error.

@@ -37,6 +37,9 @@ func (r *runner) denseProject(ctx context.Context, o *query.Project, limit int64
 	if s, ok := o.Input.(*query.Sort); ok {
 		return r.denseTopK(ctx, o, s, limit) // dense_topk.go
 	}
+	if !hasExpand(o.Input) {
+		return nil, false, nil // no dense plan (denseTree), so no operands to list
+	}
 	ops := make([]query.Operand, len(o.Cols))
 	for i, c := range o.Cols {
 		ops[i] = c.Value

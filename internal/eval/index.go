@@ -38,9 +38,9 @@ type constPred struct {
 	c    any
 }
 
-// constPreds extracts the index-usable filters of a scan over variable v.
-func (r *runner) constPreds(filters []query.Pred, v string) []constPred {
-	var out []constPred
+// constPreds appends the index-usable filters of a scan over variable v
+// to out.
+func (r *runner) constPreds(out []constPred, filters []query.Pred, v string) []constPred {
 	for i := range filters {
 		varSide, kSide, op, ok := filters[i].ConstCmp()
 		if !ok || varSide.Var != v || (varSide.Kind != query.OpdProp && varSide.Kind != query.OpdID) {
@@ -94,7 +94,8 @@ func (r *runner) scanIndex(o *query.Scan, tbl *snapshot.NodeTable, ordered bool)
 	if r.opts.NoIndexes || tbl.Len() == 0 {
 		return nil, nil, false
 	}
-	cps := r.constPreds(o.Filters, o.Var)
+	var buf [4]constPred // a scan's few filters stay on the stack
+	cps := r.constPreds(buf[:0], o.Filters, o.Var)
 	if len(cps) == 0 {
 		return nil, nil, false
 	}

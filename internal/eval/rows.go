@@ -37,36 +37,43 @@ func (sl *slot) columns() ([]string, map[string][]any) {
 }
 
 // layout assigns slots to the variables of one match scope (the query's,
-// or one anti-join sub-plan's).
+// or one anti-join sub-plan's). A scope binds a handful of variables, so
+// a slot is found by name in a linear search (no map to build per query).
 type layout struct {
-	slots  []slot
-	byName map[string]int
+	slots []slot
 }
 
 func newLayout(withOrigin bool) *layout {
-	l := &layout{byName: map[string]int{}}
+	l := &layout{}
+	l.init(withOrigin)
+	return l
+}
+
+// init empties l for a new scope (the runner keeps its top layout inline).
+func (l *layout) init(withOrigin bool) {
+	l.slots = l.slots[:0]
 	if withOrigin {
 		l.slots = append(l.slots, slot{name: "#origin"})
 	}
-	return l
 }
 
 func (l *layout) width() int { return len(l.slots) }
 
 // idx returns the slot of variable name, or -1.
 func (l *layout) idx(name string) int {
-	if i, ok := l.byName[name]; ok {
-		return i
+	for i := range l.slots {
+		if l.slots[i].name == name {
+			return i
+		}
 	}
 	return -1
 }
 
 func (l *layout) add(s slot) int {
-	if i, ok := l.byName[s.name]; ok {
+	if i := l.idx(s.name); i >= 0 {
 		return i
 	}
 	l.slots = append(l.slots, s)
-	l.byName[s.name] = len(l.slots) - 1
 	return len(l.slots) - 1
 }
 

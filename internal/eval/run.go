@@ -87,10 +87,11 @@ type Result struct {
 func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (res *Result, err error) {
 	defer func() { err = limits.FromContext(ctx, err) }()
 	defer recoverBudget(&err)
-	st, err := RunStream(ctx, snap, plan, params, opts)
+	r, out, err := start(ctx, snap, plan, params, opts)
 	if err != nil {
 		return nil, err
 	}
+	st := Stream{Columns: plan.Columns, out: out, mem: r.mem}
 	rows, err := st.collect(ctx)
 	if err != nil {
 		return nil, err
@@ -110,19 +111,29 @@ func Run(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string
 // opts.MemoryBytes (only the batch it holds is), so a result larger than
 // the budget, or than memory, can be written out.
 func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (st *Stream, err error) {
-	if plan == nil || plan.Read == nil {
-		return nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
-	}
 	defer func() { err = limits.FromContext(ctx, err) }()
 	defer recoverBudget(&err)
+	r, out, err := start(ctx, snap, plan, params, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{Columns: plan.Columns, out: out, mem: r.mem}, nil
+}
+
+// start converts the parameters and evaluates the plan up to its output
+// rows (Run collects them, RunStream streams them).
+func start(ctx context.Context, snap Snapshot, plan *query.Plan, params map[string]any, opts Options) (*runner, *outRows, error) {
+	if plan == nil || plan.Read == nil {
+		return nil, nil, runErrorf("query '%s' is a mutation, not a read query", planName(plan))
+	}
 	r := &runner{
-		mem:    newBudget(opts),
 		snap:   snap,
 		opts:   opts,
 		params: make(map[string]any, len(plan.Params)),
 		// args, inner, argOf, texts, fts and scores are made on first
 		// use (put): most reads need none of them.
 	}
+	r.mem = initBudget(&r.budget, opts)
 	for _, ps := range plan.Params {
 		raw, present := params[ps.Name]
 		v, err := value.ConvertParam(ps.Name, ps.Type, raw, present)
@@ -130,7 +141,7 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 			err = ps.CheckEnums(v)
 		}
 		if err != nil {
-			return nil, value.UndeclaredHint(err, params, func(k string) bool {
+			return nil, nil, value.UndeclaredHint(err, params, func(k string) bool {
 				return slices.ContainsFunc(plan.Params, func(p query.ParamSpec) bool { return p.Name == k })
 			})
 		}
@@ -145,9 +156,9 @@ func RunStream(ctx context.Context, snap Snapshot, plan *query.Plan, params map[
 	r.plan = plan
 	out, err := r.output(ctx, plan.Read)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Stream{Columns: plan.Columns, out: out, mem: r.mem}, nil
+	return r, out, nil
 }
 
 func planName(p *query.Plan) string {
@@ -161,6 +172,16 @@ func planName(p *query.Plan) string {
 // calls, so caches here never outlive one snapshot.
 type runner struct {
 	mem *limits.Budget // the query's working-memory budget (nil: unlimited)
+	// budget is where mem points when the query has a limit, and topL
+	// (over topSlots) the first top layout: kept inline, so a key lookup
+	// allocates one runner instead of a runner, a budget and a layout.
+	budget   limits.Budget
+	topL     layout
+	topSlots [4]slot
+	topUsed  bool
+	// projected is the output of the query's projection (a runner
+	// evaluates one).
+	projected outRows
 	// capOp, when set, is the binding operator under `limit N` with nothing
 	// between them but the projection: it may stop after capN rows, since
 	// later rows would be cut anyway (limitCap).
@@ -253,7 +274,8 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &outRows{rs: rs, fns: fns, n: rs.n()}, nil
+		r.projected = outRows{rs: rs, fns: fns, n: rs.n()}
+		return &r.projected, nil
 	case *query.Aggregate:
 		// A count over an unanchored traversal walks dense views of its
 		// tables, when the snapshot has them and prefers them (dense.go).
@@ -316,7 +338,7 @@ func (r *runner) output(ctx context.Context, op query.Op) (*outRows, error) {
 // (fan-out rows stay under their ranked entity) and, for rrf, fuses the
 // arms' pipelines.
 func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout, error) {
-	r.top = newLayout(false)
+	r.top = r.newTop()
 	r.bindingRoot = op
 	if err := r.declare(ctx, op, r.top); err != nil {
 		return nil, nil, err
@@ -340,6 +362,18 @@ func (r *runner) bindingRows(ctx context.Context, op query.Op) (*rowSet, *layout
 	}
 	rs, err := r.fuseRRF(ctx, op)
 	return rs, r.top, err
+}
+
+// newTop returns an empty top layout: the runner's inline one the first
+// time (a runner evaluates one binding tree), a new one after that, so a
+// layout already handed out is never emptied under its rows.
+func (r *runner) newTop() *layout {
+	if r.topUsed {
+		return newLayout(false)
+	}
+	r.topUsed = true
+	r.topL.slots = r.topSlots[:0]
+	return &r.topL
 }
 
 // rankOp returns the ranking of the Scan or RankRows that ranks the

@@ -30,7 +30,11 @@ func (r *runner) evalScan(ctx context.Context, o *query.Scan, l *layout) (*rowSe
 		// Every row is a candidate: rank them without listing them.
 		return r.pushRanked(ctx, o, l, tbl, s, buf, nil, true)
 	}
-	out := newRowSet(r.mem, l.width(), 0)
+	capRows := 0
+	if indexed && o.Rank == nil {
+		capRows = min(n, 64) // a key lookup's one row, not a 64-row block
+	}
+	out := newRowSet(r.mem, l.width(), capRows)
 	dead := tbl.HasDead()
 	var within map[string]bool // one chunk of root rows (chunk_project.go)
 	if o == r.chunkScan {
@@ -159,7 +163,7 @@ func (r *runner) countOnly(ctx context.Context, o *query.Aggregate) (n int64, ok
 			return 0, false, nil
 		}
 	}
-	r.top = newLayout(false)
+	r.top = r.newTop()
 	if err := r.declare(ctx, sc, r.top); err != nil {
 		return 0, false, err
 	}

@@ -20,6 +20,18 @@ func NewBudget(resource string, limit int64, hint string) *Budget {
 	return &Budget{resource: resource, limit: limit, hint: hint}
 }
 
+// Init is NewBudget into b, for a caller that keeps the budget inside a
+// larger value (one allocation per query instead of two). It returns b,
+// or nil when limit <= 0 (unlimited). b must not be in use.
+func (b *Budget) Init(resource string, limit int64, hint string) *Budget {
+	if limit <= 0 {
+		return nil
+	}
+	b.resource, b.limit, b.hint = resource, limit, hint
+	b.used.Store(0)
+	return b
+}
+
 // Charge takes n bytes. Over the limit it takes nothing and returns the
 // *Error, so the caller can stop before allocating.
 func (b *Budget) Charge(n int64) error {

@@ -240,16 +240,25 @@ func (pp *partialPlan) shape(op query.Op) bool {
 // more than half the cache budget.
 func (s *Snapshot) oversized(ctx context.Context, reads []query.TableRef) (bool, error) {
 	budget := s.l.cache.Budget()
+	names := s.names()
 	for _, r := range reads {
-		tk, props := NodeKey(r.Name), 0
+		var tk string
+		props := 0
 		if r.Edge {
 			et, ok := s.cat.Edge(r.Name)
 			if !ok {
 				continue
 			}
 			tk, props = EdgeKey(et.Name), len(et.Props)
-		} else if nt, ok := s.cat.Node(r.Name); ok {
-			props = len(nt.Props)
+		} else {
+			if tn := names.nodes[r.Name]; tn != nil {
+				tk = tn.tk // NodeKey(r.Name), built once per commit
+			} else {
+				tk = NodeKey(r.Name)
+			}
+			if nt, ok := s.cat.Node(r.Name); ok {
+				props = len(nt.Props)
+			}
 		}
 		if s.StateKey(tk) == "" {
 			continue

@@ -69,7 +69,8 @@ type Snapshot struct {
 	cat    *schema.Catalog
 	c      *commit.Commit
 	branch string
-	memo   snapMemo // per-snapshot lookups (layout.go)
+	memo   snapMemo                    // per-snapshot lookups (layout.go)
+	cnames atomic.Pointer[commitNames] // s.names(), once looked up
 }
 
 // State reads (cached by its immutable key) the table state stored at key.
@@ -79,7 +80,15 @@ func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
 
 // stateNamed is State with key's StateName given.
 func (l *Loader) stateNamed(ctx context.Context, name, key string) (*table.State, error) {
-	v, err := l.cache.GetOrLoad(ctx, "exec/state/"+name, func(ctx context.Context) (any, int64, error) {
+	return l.stateCached(ctx, stateCacheKey(name), key)
+}
+
+// stateCacheKey is the cache key of the state named name (StateName).
+func stateCacheKey(name string) string { return "exec/state/" + name }
+
+// stateCached is State with the state's cache key given.
+func (l *Loader) stateCached(ctx context.Context, ck, key string) (*table.State, error) {
+	v, err := l.cache.GetOrLoad(ctx, ck, func(ctx context.Context) (any, int64, error) {
 		st, err := table.ReadState(ctx, l.st, key)
 		if err != nil {
 			return nil, 0, err
@@ -96,7 +105,7 @@ func (l *Loader) stateNamed(ctx context.Context, name, key string) (*table.State
 // content address), so reading it back — the inline compaction check of
 // the same write, the next snapshot — costs no request.
 func (l *Loader) AddState(key string, st *table.State) {
-	l.cache.Add("exec/state/"+StateName(key), st, stateSize(st))
+	l.cache.Add(stateCacheKey(StateName(key)), st, stateSize(st))
 }
 
 func stateSize(st *table.State) int64 { return int64(512 + 256*st.NumFragments()) }
@@ -140,7 +149,13 @@ func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "node", Name: typ}
 	}
-	return cachedImage(ctx, s, NodeKey(nt.Name), nt.Props, false, func(img *Rows, rs rowSpace) *NodeTable {
+	tk := ""
+	if tn := s.names().nodes[nt.Name]; tn != nil {
+		tk = tn.tk // built once per commit
+	} else {
+		tk = NodeKey(nt.Name)
+	}
+	return cachedImage(ctx, s, tk, nt.Props, false, func(img *Rows, rs rowSpace) *NodeTable {
 		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}
 	})
 }
@@ -152,7 +167,13 @@ func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "edge", Name: typ}
 	}
-	return cachedImage(ctx, s, EdgeKey(et.Name), et.Props, true, func(img *Rows, rs rowSpace) *EdgeTable {
+	tk := ""
+	if tn := s.names().edges[et.Name]; tn != nil {
+		tk = tn.tk
+	} else {
+		tk = EdgeKey(et.Name)
+	}
+	return cachedImage(ctx, s, tk, et.Props, true, func(img *Rows, rs rowSpace) *EdgeTable {
 		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}
 	})
 }
@@ -183,11 +204,19 @@ func cachedImage[T any](ctx context.Context, s *Snapshot, tk string, props []*sc
 // because the image carries catalog pointers (the same state may be read
 // under two schemas that differ only in constraints).
 func (s *Snapshot) ImageKey(tk string) string {
-	key := s.stateName(tk)
-	if key == "" {
-		key = "empty:" + tk
+	if tn := s.names().tables[tk]; tn != nil {
+		return tn.image
 	}
-	return "exec/image/" + s.c.Schema + "/" + key
+	return imageKey(s.c.Schema, tk, "")
+}
+
+// imageKey is ImageKey of table tk whose state is named name ("" when the
+// commit names none) under schema key schema.
+func imageKey(schema, tk, name string) string {
+	if name == "" {
+		name = "empty:" + tk
+	}
+	return "exec/image/" + schema + "/" + name
 }
 
 // materialize builds the image of a table in the value model. Fragments

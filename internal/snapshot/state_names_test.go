@@ -48,3 +48,41 @@ func TestInlineStateNames(t *testing.T) {
 		t.Fatal("IsInlineState")
 	}
 }
+
+// TestCommitNamesFollowTheCommit: the cache names memoized per commit
+// (commitNames) are never those of another commit. Commits with one id
+// but other tables (hand-made ones repeat ids) get their own names, and a
+// new head's tables are named afresh, so a warm read of a moved head
+// never finds an older state's image or state under a memoized key.
+func TestCommitNamesFollowTheCommit(t *testing.T) {
+	l := NewLoader(storage.NewMem(), cache.New[any](1<<20))
+	obj := func(s string) string { return "tables/node-Person/state/" + strings.Repeat(s, 64) + ".json" }
+	mk := func(id byte, state string) *commit.Commit {
+		c := &commit.Commit{Schema: "schemas/s.pg", Tables: map[string]string{"node:Person": state}}
+		c.ID[15] = id
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		a, b *commit.Commit
+	}{
+		{"same id, other tables", mk(0, obj("a")), mk(0, obj("b"))},
+		{"next head", mk(1, obj("a")), mk(2, obj("b"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []*commit.Commit{tc.a, tc.b, tc.a, tc.b} {
+				s := l.Snapshot(nil, c, "main")
+				key := c.Tables["node:Person"]
+				if got, want := s.ImageKey("node:Person"), "exec/image/schemas/s.pg/"+key; got != want {
+					t.Fatalf("image key %q, want %q", got, want)
+				}
+				if got := s.stateName("node:Person"); got != key {
+					t.Fatalf("state name %q, want %q", got, key)
+				}
+				if got, want := s.ImageKey("node:Company"), "exec/image/schemas/s.pg/empty:node:Company"; got != want {
+					t.Fatalf("image key of a table without state %q, want %q", got, want)
+				}
+			}
+		})
+	}
+}

@@ -313,7 +313,9 @@ func convert(src Source, name string, t schema.Type, raw any) (any, error) {
 			// would become one.
 			return nil, fail("is not valid UTF-8 text")
 		}
-		return s, nil
+		// raw already holds exactly s: returning it does not box the
+		// string again (one allocation per string parameter).
+		return raw, nil
 	case schema.KindBool:
 		b, ok := raw.(bool)
 		if !ok {
