@@ -213,8 +213,20 @@ func (r *Repo) publishChain(ctx context.Context, branch string, head Head, newBr
 	}
 	// The write's objects may have been sent concurrently (storage.Batching):
 	// all of them, the commits included, must be durable before the CAS,
-	// which itself is never deferred.
-	if err := storage.Flush(ctx); err != nil {
+	// which itself is never deferred. While they finish, the store prepares
+	// the temp file of the ref's put (storage.PrepareTemps: on a local
+	// directory a file creation fewer on the critical path).
+	// Unused — the write failed first, or the CAS was refused before it
+	// wrote — the spare is removed on the way out: it leaves nothing.
+	prepared := make(chan struct{})
+	go func() {
+		defer close(prepared)
+		storage.PrepareTemps(r.store, RefKey(branch))
+	}()
+	err := storage.Flush(ctx)
+	<-prepared
+	defer storage.DropTemps(r.store, RefKey(branch))
+	if err != nil {
 		return Head{}, false, err
 	}
 	ctx = storage.WithoutBatch(ctx)

@@ -42,6 +42,8 @@ type Local struct {
 	// waiting cancellable); flock serialises processes.
 	sem [lockStripes]chan struct{}
 	hot hotSet // files GetHot keeps open (local_hot.go)
+	// spares are temp files created ahead of coming puts (local_spare.go).
+	spares spareSet
 }
 
 const (
@@ -397,6 +399,7 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 		return nil
 	}
 	if err == nil {
+		l.dropSpare(filepath.Dir(final))
 		err = syncDir(l.removeEmptyParents(key))
 	}
 	return opErr(OpDelete, key, err)
@@ -428,8 +431,8 @@ var errNothingDeleted = errors.New("nothing deleted")
 // publishes or removes it.
 func (l *Local) writeTemp(ctx context.Context, key string, data []byte) (string, Info, error) {
 	dir := filepath.Dir(l.path(key))
-	var f *os.File
-	for attempt := 0; ; attempt++ {
+	f := l.takeSpare(dir)
+	for attempt := 0; f == nil; attempt++ {
 		name := filepath.Join(dir, fmt.Sprintf("%s%016x", TempPrefix, rand.Uint64()))
 		var err error
 		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
