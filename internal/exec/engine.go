@@ -211,12 +211,12 @@ func newGraph(repo *commit.Repo, c *cache.Cache[any], o Options) *Graph {
 		qlimits: QueryLimits{MemoryBytes: o.QueryMemoryBytes, Timeout: o.QueryTimeout}, chainObjects: !o.NoChainObjects}
 }
 
-// inlineBound resolves an inline bound option: 0 is the default, < 0 none.
 // fragmentOptions are the options every fragment the handle writes uses.
 func (g *Graph) fragmentOptions() table.WriteOptions {
 	return table.WriteOptions{InlineIndexBytes: g.inlineIndex}
 }
 
+// inlineBound resolves an inline bound option: 0 is the default, < 0 none.
 func inlineBound(o, def int) int {
 	switch {
 	case o == 0:

@@ -240,7 +240,6 @@ func (pp *partialPlan) shape(op query.Op) bool {
 // more than half the cache budget.
 func (s *Snapshot) oversized(ctx context.Context, reads []query.TableRef) (bool, error) {
 	budget := s.l.cache.Budget()
-	names := s.names()
 	for _, r := range reads {
 		var tk string
 		props := 0
@@ -249,13 +248,9 @@ func (s *Snapshot) oversized(ctx context.Context, reads []query.TableRef) (bool,
 			if !ok {
 				continue
 			}
-			tk, props = EdgeKey(et.Name), len(et.Props)
+			tk, props = s.edgeKey(et.Name), len(et.Props)
 		} else {
-			if tn := names.nodes[r.Name]; tn != nil {
-				tk = tn.tk // NodeKey(r.Name), built once per commit
-			} else {
-				tk = NodeKey(r.Name)
-			}
+			tk = s.nodeKey(r.Name)
 			if nt, ok := s.cat.Node(r.Name); ok {
 				props = len(nt.Props)
 			}

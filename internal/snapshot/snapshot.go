@@ -35,7 +35,7 @@ type Loader struct {
 	denseReads atomic.Int64
 	// chunkReads counts the reads RootChunks answered.
 	chunkReads atomic.Int64
-	// names memoizes the cache names of commits' inline states
+	// names memoizes the cache names of commits' table states
 	// (state_names.go).
 	names stateNames
 }
@@ -75,12 +75,7 @@ type Snapshot struct {
 
 // State reads (cached by its immutable key) the table state stored at key.
 func (l *Loader) State(ctx context.Context, key string) (*table.State, error) {
-	return l.stateNamed(ctx, StateName(key), key)
-}
-
-// stateNamed is State with key's StateName given.
-func (l *Loader) stateNamed(ctx context.Context, name, key string) (*table.State, error) {
-	return l.stateCached(ctx, stateCacheKey(name), key)
+	return l.stateCached(ctx, stateCacheKey(StateName(key)), key)
 }
 
 // stateCacheKey is the cache key of the state named name (StateName).
@@ -149,13 +144,7 @@ func (s *Snapshot) Nodes(ctx context.Context, typ string) (*NodeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "node", Name: typ}
 	}
-	tk := ""
-	if tn := s.names().nodes[nt.Name]; tn != nil {
-		tk = tn.tk // built once per commit
-	} else {
-		tk = NodeKey(nt.Name)
-	}
-	return cachedImage(ctx, s, tk, nt.Props, false, func(img *Rows, rs rowSpace) *NodeTable {
+	return cachedImage(ctx, s, s.nodeKey(nt.Name), nt.Props, false, func(img *Rows, rs rowSpace) *NodeTable {
 		return &NodeTable{Type: nt, IDs: img.IDs, Cols: img.Cols, rowSpace: rs}
 	})
 }
@@ -167,13 +156,7 @@ func (s *Snapshot) Edges(ctx context.Context, typ string) (*EdgeTable, error) {
 	if !ok {
 		return nil, &UnknownTypeError{Kind: "edge", Name: typ}
 	}
-	tk := ""
-	if tn := s.names().edges[et.Name]; tn != nil {
-		tk = tn.tk
-	} else {
-		tk = EdgeKey(et.Name)
-	}
-	return cachedImage(ctx, s, tk, et.Props, true, func(img *Rows, rs rowSpace) *EdgeTable {
+	return cachedImage(ctx, s, s.edgeKey(et.Name), et.Props, true, func(img *Rows, rs rowSpace) *EdgeTable {
 		return &EdgeTable{Type: et, IDs: img.IDs, Src: img.Src, Dst: img.Dst, Cols: img.Cols, rowSpace: rs}
 	})
 }

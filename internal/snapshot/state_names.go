@@ -54,7 +54,7 @@ type commitNames struct {
 type tableNames struct {
 	tk    string // the table key
 	name  string // StateName of its state ("" when the commit names none)
-	state string // the state's cache key (Loader.stateNamed)
+	state string // the state's cache key (stateCacheKey)
 	image string // ImageKey
 }
 
@@ -115,5 +115,21 @@ func (s *Snapshot) stateOf(ctx context.Context, tk, key string) (*table.State, e
 	if tn := s.names().tables[tk]; tn != nil && tn.name != "" {
 		return s.l.stateCached(ctx, tn.state, key)
 	}
-	return s.l.stateNamed(ctx, StateName(key), key)
+	return s.l.stateCached(ctx, stateCacheKey(StateName(key)), key)
+}
+
+// nodeKey is NodeKey(name), built once per commit for its node types.
+func (s *Snapshot) nodeKey(name string) string {
+	if tn := s.names().nodes[name]; tn != nil {
+		return tn.tk
+	}
+	return NodeKey(name)
+}
+
+// edgeKey is EdgeKey(name), built once per commit for its edge types.
+func (s *Snapshot) edgeKey(name string) string {
+	if tn := s.names().edges[name]; tn != nil {
+		return tn.tk
+	}
+	return EdgeKey(name)
 }
